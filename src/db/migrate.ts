@@ -28,7 +28,6 @@ export async function schemaDiff(serverUrl: string): Promise<string> {
         from: { tag: 'schemaDatasource', files: [{ path: schemaPath, content }], configDir: path.dirname(schemaPath) },
         to: { tag: 'schemaDatamodel', files: [{ path: schemaPath, content }] },
         script: true,
-        shadowDatabaseUrl: null,
         exitCode: null,
         filters: noExternal,
       });

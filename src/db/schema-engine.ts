@@ -1,22 +1,26 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { bindMigrationAwareSqlAdapterFactory } from '@prisma/driver-adapter-utils';
 import type { MigrationList, SchemaEngine } from '@prisma/schema-engine-wasm';
 import * as bg from '@prisma/schema-engine-wasm/schema_engine_bg';
+import { projectRoot } from '../config/paths.ts';
 
 // Prisma's own schema engine, compiled to WebAssembly, so that migrations run offline: the Prisma
 // CLI would download a native engine first. The package's entry imports the .wasm as an ES module,
 // which Node refuses, so the module is instantiated here by hand.
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const schemaPath = path.join(root, 'prisma/schema.prisma');
-export const migrationsDir = path.join(root, 'prisma/migrations');
+export const schemaPath = path.join(projectRoot, 'prisma/schema.prisma');
+export const migrationsDir = path.join(projectRoot, 'prisma/migrations');
 
 let loaded: Promise<typeof bg> | undefined;
+
+// Node has WebAssembly; the Node typings of this TypeScript version do not declare it.
+const wasmRuntime = (globalThis as unknown as {
+  WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: unknown } }> };
+}).WebAssembly;
 
 const CHAR_OID = 18;
 const TEXT_OID = 25;
@@ -55,7 +59,7 @@ function loadWasm(): Promise<typeof bg> {
   loaded ??= (async () => {
     const require = createRequire(import.meta.url);
     const wasmPath = path.join(path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg')), 'schema_engine_bg.wasm');
-    const { instance } = await WebAssembly.instantiate(await readFile(wasmPath), { './schema_engine_bg.js': bg });
+    const { instance } = await wasmRuntime.instantiate(await readFile(wasmPath), { './schema_engine_bg.js': bg });
     const exports = instance.exports as unknown as Parameters<typeof bg.__wbg_set_wasm>[0] & { __wbindgen_start(): void };
     bg.__wbg_set_wasm(exports);
     exports.__wbindgen_start();

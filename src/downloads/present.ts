@@ -1,0 +1,56 @@
+import type { components } from '../../generated/api.ts';
+import type { Download as Row } from '../../generated/prisma/client.ts';
+import { formatToken } from './token.ts';
+
+export type Download = components['schemas']['Download'];
+export type Quality = components['schemas']['Quality'];
+
+export function parseQuality(stored: string): Quality {
+  return stored === 'best' || stored === 'worst' ? stored : Number(stored);
+}
+
+/** The API's view of a row. `baseUrl` is the public origin (and BASE_PATH) that links are built on. */
+export function presentDownload(row: Row, baseUrl: string): Download {
+  const downloaded = Number(row.downloadedBytes);
+  const total = row.totalBytes === null ? null : Number(row.totalBytes);
+  const active = row.status === 'downloading';
+  const speed = active ? row.speedBytesPerSecond : null;
+  const token = row.status === 'completed' && row.tokenSecret ? formatToken(row.id, row.tokenSecret) : null;
+  return {
+    id: row.id,
+    status: row.status,
+    url: row.url,
+    quality: parseQuality(row.quality),
+    progress: {
+      downloaded_bytes: downloaded,
+      total_bytes: total,
+      percent: total ? Math.min(100, Math.round((downloaded / total) * 1000) / 10) : null,
+      speed_bytes_per_second: speed,
+      eta_seconds: speed && total && total >= downloaded ? Math.round((total - downloaded) / speed) : null,
+    },
+    file:
+      row.sizeBytes !== null && row.sha256 && row.fileName && row.contentType
+        ? {
+            filename: row.fileName,
+            content_type: row.contentType,
+            size_bytes: Number(row.sizeBytes),
+            sha256: row.sha256,
+            duration_seconds: row.durationSeconds,
+            width: row.width,
+            height: row.height,
+          }
+        : null,
+    token,
+    download_url: token ? `${baseUrl}/download/${token}` : null,
+    expires_at: row.expiresAt?.toISOString() ?? null,
+    error:
+      row.errorCode && row.errorMessage
+        ? { code: row.errorCode as components['schemas']['ErrorCode'], message: row.errorMessage, retryable: row.errorRetryable ?? false }
+        : null,
+    attempts: row.attempts,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    started_at: row.startedAt?.toISOString() ?? null,
+    completed_at: row.completedAt?.toISOString() ?? null,
+  };
+}

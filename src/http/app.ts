@@ -1,0 +1,55 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import express from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { PgBoss } from 'pg-boss';
+import { parse } from 'yaml';
+import type { Config } from '../config/index.ts';
+import { projectRoot } from '../config/paths.ts';
+import type { Prisma } from '../db/prisma.ts';
+import type { LocalStorage } from '../storage/local.ts';
+import { requireApiKey } from './auth.ts';
+import { HttpProblem, problemHandler } from './problem.ts';
+import { rateLimitPerMinute } from './rate-limit.ts';
+import { downloadRoutes } from './routes/downloads.ts';
+import { fileRoutes } from './routes/files.ts';
+
+export const MAX_BODY_BYTES = 16 * 1024;
+
+export type AppDeps = { prisma: Prisma; boss: PgBoss; storage: LocalStorage; config: Config };
+
+/** The contract, with its server set to BASE_PATH so the validator matches paths below it. */
+function loadSpec(basePath: string): object {
+  const spec = parse(readFileSync(path.join(projectRoot, 'openapi.yaml'), 'utf8')) as Record<string, unknown>;
+  return { ...spec, servers: [{ url: basePath || '/' }] };
+}
+
+export function createApp(deps: AppDeps): express.Express {
+  const { config } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  // Files carry their own sha256 ETag; JSON answers are too small and too changeable for one.
+  app.set('etag', false);
+
+  const api = express.Router();
+  // Limits and keys apply to the /downloads operations only; a retrieval token is its own key.
+  api.use('/downloads', rateLimitPerMinute(config.rateLimitPerMinute), requireApiKey(config.apiKeys));
+  api.use(express.json({ limit: MAX_BODY_BYTES }));
+  api.use(
+    OpenApiValidator.middleware({
+      apiSpec: loadSpec(config.basePath) as never,
+      validateRequests: { allowUnknownQueryParameters: false },
+      validateResponses: false,
+      validateSecurity: false,
+    }),
+  );
+  api.use(downloadRoutes(deps));
+  api.use(fileRoutes(deps));
+
+  app.use(config.basePath || '/', api);
+  app.use((req) => {
+    throw new HttpProblem(404, `No such path: ${req.path}`);
+  });
+  app.use(problemHandler);
+  return app;
+}

@@ -1,0 +1,39 @@
+import { Router, type Request } from 'express';
+import type { PgBoss } from 'pg-boss';
+import type { Config } from '../../config/index.ts';
+import type { Prisma } from '../../db/prisma.ts';
+import { createDownload } from '../../downloads/create.ts';
+import { presentDownload } from '../../downloads/present.ts';
+import { findDownload } from '../../downloads/read.ts';
+import { HttpProblem } from '../problem.ts';
+import { sendJson, type RequestBody } from '../typed.ts';
+
+export type DownloadRoutesDeps = { prisma: Prisma; boss: PgBoss; config: Config };
+
+/** The origin (and BASE_PATH) that links in responses are built on. */
+export function publicBase(req: Request, config: Config): string {
+  return `${config.publicBaseUrl ?? `${req.protocol}://${req.get('host')}`}${config.basePath}`;
+}
+
+export function downloadRoutes(deps: DownloadRoutesDeps): Router {
+  const router = Router();
+
+  router.post('/downloads', async (req, res) => {
+    const body = req.body as RequestBody<'/downloads', 'post'>;
+    const key = req.get('idempotency-key');
+    const result = await createDownload(deps, body, key);
+    if (result.kind === 'key_conflict') {
+      throw new HttpProblem(409, `Idempotency-Key "${key}" was already used with a different request body.`);
+    }
+    res.location(`${deps.config.basePath}/downloads/${result.row.id}`);
+    sendJson(res, ['/downloads', 'post'], 202, presentDownload(result.row, publicBase(req, deps.config)));
+  });
+
+  router.get('/downloads/:download_uuid', async (req, res) => {
+    const row = await findDownload(deps.prisma, req.params.download_uuid);
+    if (!row) throw new HttpProblem(404, `No download with id ${req.params.download_uuid}.`);
+    sendJson(res, ['/downloads/{download_uuid}', 'get'], 200, presentDownload(row, publicBase(req, deps.config)));
+  });
+
+  return router;
+}

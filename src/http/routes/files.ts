@@ -1,0 +1,52 @@
+import { create as contentDisposition } from 'content-disposition';
+import { Router, type Response } from 'express';
+import type { Prisma } from '../../db/prisma.ts';
+import { findByToken } from '../../downloads/read.ts';
+import type { LocalStorage } from '../../storage/local.ts';
+import { HttpProblem } from '../problem.ts';
+
+const FILE_HEADERS = ['Content-Type', 'Content-Disposition', 'ETag', 'Last-Modified', 'Cache-Control'];
+
+/**
+ * GET and HEAD /download/{token}: the file straight from storage in constant memory. `send`
+ * (under res.sendFile) does ranges, HEAD and the conditional requests, against the ETag and
+ * Last-Modified set here.
+ */
+export function fileRoutes(deps: { prisma: Prisma; storage: LocalStorage }): Router {
+  const router = Router();
+
+  router.get('/download/:token', async (req, res, next) => {
+    const row = await findByToken(deps.prisma, req.params.token);
+    if (!row || !['completed', 'expired'].includes(row.status) || !row.completedAt || !row.expiresAt) {
+      throw new HttpProblem(404, 'No file for this token.');
+    }
+    if (row.status === 'expired' || row.expiresAt <= new Date()) {
+      throw new HttpProblem(410, `This file expired at ${row.expiresAt.toISOString()} and was removed.`);
+    }
+    res.set({
+      'Content-Type': row.contentType ?? 'application/octet-stream',
+      'Content-Disposition': contentDisposition(row.fileName ?? 'video', { type: 'attachment' }),
+      ETag: `"${row.sha256}"`,
+      'Last-Modified': row.completedAt.toUTCString(),
+      'Cache-Control': 'private, no-transform',
+    });
+    const options = { etag: false, lastModified: false, acceptRanges: true, cacheControl: false, dotfiles: 'allow' as const };
+    res.sendFile(deps.storage.filePath(row.id), options, (error?: Error & { status?: number; code?: string; headers?: Record<string, string> }) => {
+      if (!error || res.headersSent) return;
+      clearFileHeaders(res);
+      if (error.status === 416) {
+        next(new HttpProblem(416, `The range cannot be satisfied; the file has ${row.sizeBytes} bytes.`, error.headers ?? {}));
+      } else if (error.code === 'ENOENT') {
+        next(new HttpProblem(410, 'This file is no longer stored.'));
+      } else {
+        next(error);
+      }
+    });
+  });
+
+  return router;
+}
+
+function clearFileHeaders(res: Response): void {
+  for (const name of FILE_HEADERS) res.removeHeader(name);
+}

@@ -1,0 +1,36 @@
+import { ConfigError, loadConfig } from './config/index.ts';
+import { startService } from './service.ts';
+
+// `npm start`: the API and a worker in one process (ROLE=api or ROLE=worker runs one of them).
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
+  process.exit(1);
+}
+
+const service = await startService(config);
+console.log(
+  service.url
+    ? `video download service listening on ${service.url} (${config.databaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'}, role ${config.role})`
+    : `video download worker started (role ${config.role})`,
+);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: shutting down`);
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error('shutdown failed', error);
+        process.exit(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,63 @@
+import { mkdir } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config/index.ts';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
+import { applyMigrations } from './db/migrate.ts';
+import { createPrisma } from './db/prisma.ts';
+import { createApp } from './http/app.ts';
+import { startQueue } from './queue/index.ts';
+import { LocalStorage } from './storage/local.ts';
+import { startWorker, type Worker } from './worker/index.ts';
+
+export type Service = {
+  /** http://host:port followed by BASE_PATH; empty for a worker-only process. */
+  url: string;
+  stop(): Promise<void>;
+};
+
+const DRAIN_MS = 10_000;
+
+/** Starts what `config.role` asks for (API, worker or both) on one database. */
+export async function startService(config: Config): Promise<Service> {
+  await mkdir(config.dataDir, { recursive: true });
+  let embedded: EmbeddedDatabase | undefined;
+  const databaseUrl = config.databaseUrl ?? (embedded = await startEmbeddedPostgres(config.dataDir)).url;
+  await applyMigrations(databaseUrl);
+  const prisma = createPrisma(databaseUrl);
+  const boss = await startQueue(databaseUrl, config);
+  const storage = new LocalStorage(config.dataDir);
+  await storage.init();
+
+  const worker: Worker | undefined = config.role === 'api' ? undefined : await startWorker(boss, { prisma, storage, config });
+  let server: Server | undefined;
+  if (config.role !== 'worker') {
+    const app = createApp({ prisma, boss, storage, config });
+    server = await new Promise<Server>((resolve, reject) => {
+      const listening = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
+    });
+  }
+  const address = server?.address() as AddressInfo | undefined;
+  const host = address?.family === 'IPv6' ? `[${address.address}]` : address?.address;
+
+  return {
+    url: address ? `http://${host}:${address.port}${config.basePath}` : '',
+    async stop() {
+      // Stop taking requests, let running downloads checkpoint and requeue, then close the rest.
+      const closed = server ? closeServer(server) : Promise.resolve();
+      await worker?.stop();
+      await boss.stop({ graceful: true, timeout: DRAIN_MS });
+      await closed;
+      await prisma.$disconnect();
+      await embedded?.stop();
+    },
+  };
+}
+
+/** Closes the listener; transfers still running after DRAIN_MS are cut. */
+function closeServer(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+  return closed.finally(() => clearTimeout(cut));
+}

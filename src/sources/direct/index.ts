@@ -1,0 +1,114 @@
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { truncate } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { DownloadError } from '../../downloads/errors.ts';
+import { httpGet, httpStatusError, transportError, type SourceResponse } from '../http.ts';
+import type { FetchedFile, SourceContext } from '../types.ts';
+
+// A URL that is itself the media file. The body streams to disk (never whole in memory) and
+// through sha256; a retry after a reset or a crash continues from the bytes already on disk with
+// a Range request, guarded by If-Range so that a changed file starts over instead of splicing.
+
+const PARTIAL = 'direct.part';
+
+export async function fetchDirect(ctx: SourceContext): Promise<FetchedFile> {
+  const partial = path.join(ctx.workDir, PARTIAL);
+  let have = await ctx.storage.size(partial);
+  let response = await request(ctx, have);
+
+  if (have > 0 && response.status === 416) {
+    // Everything was on disk already (a crash between the last byte and the rename) or the file shrank.
+    const total = totalFromContentRange(response.headers['content-range']);
+    await response.body.dump();
+    if (total === have) return finish(partial, have, await hashFile(partial), response);
+    have = 0;
+    response = await request(ctx, have);
+  }
+  if (have > 0 && (response.status !== 206 || startOfContentRange(response.headers['content-range']) !== have)) {
+    // The source ignored the range, or the file changed (If-Range): start again from zero.
+    have = 0;
+    if (response.status !== 200) {
+      await response.body.dump();
+      response = await request(ctx, have);
+    }
+  }
+  if (response.status !== 200 && response.status !== 206) {
+    await response.body.dump();
+    throw httpStatusError(response.status);
+  }
+  if (have === 0) {
+    await truncate(partial).catch(() => {});
+    await ctx.rememberValidator(resumeValidator(response.headers));
+  }
+
+  const length = Number(response.headers['content-length'] ?? NaN);
+  const total = response.status === 206 ? totalFromContentRange(response.headers['content-range']) : Number.isFinite(length) ? length : null;
+  if (total !== null && total > ctx.maxFileBytes) {
+    await response.body.dump().catch(() => {});
+    throw new DownloadError('source_too_large', `The file has ${total} bytes; the limit is ${ctx.maxFileBytes}.`);
+  }
+
+  const hash = have > 0 ? await hashFile(partial) : createHash('sha256');
+  let received = have;
+  ctx.progress(received, total);
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      received += chunk.length;
+      if (received > ctx.maxFileBytes) {
+        done(new DownloadError('source_too_large', `The file is larger than the limit of ${ctx.maxFileBytes} bytes.`));
+        return;
+      }
+      hash.update(chunk);
+      ctx.progress(received, total);
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(response.body, meter, createWriteStream(partial, { flags: have > 0 ? 'a' : 'w' }), { signal: ctx.signal });
+  } catch (error) {
+    throw transportError(error, ctx.signal);
+  }
+  if (total !== null && received !== total) {
+    throw new DownloadError('source_unreachable', `The source closed the connection after ${received} of ${total} bytes.`, true);
+  }
+  return finish(partial, received, hash, response);
+}
+
+function request(ctx: SourceContext, from: number): Promise<SourceResponse> {
+  const headers: Record<string, string> = {};
+  if (from > 0) {
+    headers.range = `bytes=${from}-`;
+    if (ctx.validator) headers['if-range'] = ctx.validator;
+  }
+  return httpGet(ctx.url, { headers, signal: ctx.signal });
+}
+
+function finish(partial: string, size: number, hash: Hash, response: SourceResponse): FetchedFile {
+  return { path: partial, sizeBytes: size, sha256: hash.digest('hex'), declaredType: response.headers['content-type'] ?? null };
+}
+
+/** A strong ETag or else Last-Modified: what If-Range accepts. */
+function resumeValidator(headers: SourceResponse['headers']): string | null {
+  const etag = headers.etag;
+  if (etag && !etag.startsWith('W/')) return etag;
+  return headers['last-modified'] ?? null;
+}
+
+function startOfContentRange(value: string | undefined): number | null {
+  const match = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(value ?? '');
+  return match ? Number(match[1]) : null;
+}
+
+function totalFromContentRange(value: string | undefined): number | null {
+  const match = /\/(\d+)$/.exec(value ?? '');
+  return match ? Number(match[1]) : null;
+}
+
+async function hashFile(file: string): Promise<Hash> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash;
+}
