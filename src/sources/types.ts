@@ -21,3 +21,26 @@ export type FetchedFile = {
   /** The Content-Type the source declared; the file's first bytes are the better witness. */
   declaredType: string | null;
 };
+
+// Streams (HLS, DASH) are planned first, as tracks of segments, and then fetched the same way
+// whatever the manifest format was.
+
+export type ByteRange = { offset: number; length: number };
+
+/** AES-128 (CBC, PKCS#7) as HLS's EXT-X-KEY describes it; `iv` is 16 bytes. */
+export type SegmentKey = { method: 'AES-128'; uri: string; iv: Buffer };
+
+export type Segment = { url: string; byteRange?: ByteRange; key?: SegmentKey };
+
+/** One elementary stream (video, audio, or both muxed): its init section, then its segments in order. */
+export type Track = {
+  kind: 'video' | 'audio' | 'muxed';
+  init?: { url: string; byteRange?: ByteRange; key?: SegmentKey };
+  segments: Segment[];
+};
+
+/** What a manifest resolves to: the tracks to fetch and merge into one file. */
+export type MediaPlan = { tracks: Track[] };
+
+/** `best` (default), `worst`, or the largest acceptable height. */
+export type Quality = 'best' | 'worst' | number;

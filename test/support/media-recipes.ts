@@ -1,0 +1,27 @@
+// The media every test run can rely on, as ffmpeg arguments (without the output). They are part of
+// the cache key, so editing one regenerates the files on the next run.
+
+const h264Aac = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-movflags', '+faststart'];
+
+export const mediaRecipes = {
+  // Small and quick to fetch: the common case for end-to-end tests.
+  'clip.mp4': {
+    args: [
+      '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25:duration=3',
+      '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=3',
+      ...h264Aac, '-b:a', '64k', '-shortest',
+    ],
+    minBytes: 10_000,
+  },
+  // Large enough that a transfer can be cut, stalled or resumed part-way through.
+  'big.mp4': {
+    args: [
+      '-f', 'lavfi', '-i', 'testsrc2=size=640x480:rate=25:duration=8',
+      '-f', 'lavfi', '-i', 'sine=frequency=330:sample_rate=44100:duration=8',
+      ...h264Aac, '-b:v', '3M', '-maxrate', '3M', '-bufsize', '1M', '-b:a', '128k', '-shortest',
+    ],
+    minBytes: 2 * 1024 * 1024,
+  },
+} as const satisfies Record<string, { args: readonly string[]; minBytes: number }>;
+
+export type MediaName = keyof typeof mediaRecipes;
