@@ -59,13 +59,27 @@ function loadWasm(): Promise<typeof bg> {
   loaded ??= (async () => {
     const require = createRequire(import.meta.url);
     const wasmPath = path.join(path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg')), 'schema_engine_bg.wasm');
-    const { instance } = await wasmRuntime.instantiate(await readFile(wasmPath), { './schema_engine_bg.js': bg });
+    const { instance } = await wasmRuntime.instantiate(await readFile(wasmPath), { './schema_engine_bg.js': withUnrefTimers(bg) });
     const exports = instance.exports as unknown as Parameters<typeof bg.__wbg_set_wasm>[0] & { __wbindgen_start(): void };
     bg.__wbg_set_wasm(exports);
     exports.__wbindgen_start();
     return bg;
   })();
   return loaded;
+}
+
+/**
+ * The engine arms timers (10 s) that outlive `free()`; unreferenced, they no longer keep a process
+ * alive that has nothing else to do, such as `npm run db:migrate` or a test run.
+ */
+function withUnrefTimers(imports: typeof bg): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(imports).map(([name, value]) =>
+      name.startsWith('__wbg_setTimeout') && typeof value === 'function'
+        ? [name, (...args: unknown[]) => (value as (...a: unknown[]) => NodeJS.Timeout)(...args).unref()]
+        : [name, value],
+    ),
+  );
 }
 
 /** Runs `use` with a schema engine connected to `databaseUrl`, and frees it afterwards. */

@@ -9,7 +9,13 @@ export async function startWorker(boss: PgBoss, deps: WorkerDeps): Promise<Worke
   const running = new Set<AbortController>();
   await boss.work<DownloadJob>(
     DOWNLOAD_QUEUE,
-    { localConcurrency: deps.config.workerConcurrency, batchSize: 1, pollingIntervalSeconds: 1 },
+    {
+      localConcurrency: deps.config.workerConcurrency,
+      batchSize: 1,
+      // A new job wakes a worker through NOTIFY, but a retry coming due does not: polling finds it.
+      pollingIntervalSeconds: 1,
+      notifyPollingIntervalSeconds: 1,
+    },
     async ([job]) => {
       if (!job) return;
       const controller = new AbortController();

@@ -1,4 +1,4 @@
-import { create as contentDisposition } from 'content-disposition';
+import { create, encodeExtended } from 'content-disposition';
 import { Router, type Response } from 'express';
 import type { Prisma } from '../../db/prisma.ts';
 import { findByToken } from '../../downloads/read.ts';
@@ -25,7 +25,7 @@ export function fileRoutes(deps: { prisma: Prisma; storage: LocalStorage }): Rou
     }
     res.set({
       'Content-Type': row.contentType ?? 'application/octet-stream',
-      'Content-Disposition': contentDisposition(row.fileName ?? 'video', { type: 'attachment' }),
+      'Content-Disposition': attachment(row.fileName ?? 'video'),
       ETag: `"${row.sha256}"`,
       'Last-Modified': row.completedAt.toUTCString(),
       'Cache-Control': 'private, no-transform',
@@ -45,6 +45,12 @@ export function fileRoutes(deps: { prisma: Prisma; storage: LocalStorage }): Rou
   });
 
   return router;
+}
+
+/** Always with an RFC 6266 `filename*`, which the library adds only for names that need it. */
+function attachment(fileName: string): string {
+  const header = create(fileName, { type: 'attachment' });
+  return header.includes('filename*=') ? header : `${header}; filename*=${encodeExtended(fileName)}`;
 }
 
 function clearFileHeaders(res: Response): void {

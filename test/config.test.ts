@@ -1,0 +1,34 @@
+import { ConfigError, loadConfig } from '../src/config/index.ts';
+
+describe('configuration', () => {
+  test('when nothing is set, then the documented defaults apply', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      apiKeys: [],
+      allowPrivateAddresses: false,
+      maxFileBytes: 2147483648,
+      fileTtlSeconds: 86400,
+      workerConcurrency: 4,
+      role: 'all',
+    });
+  });
+
+  test('when values are set, then they are parsed', () => {
+    const config = loadConfig({ PORT: '8080', API_KEYS: 'a, b,,c', ALLOW_PRIVATE_ADDRESSES: 'true', PUBLIC_BASE_URL: 'https://v.example.com/' });
+    expect(config).toMatchObject({ port: 8080, apiKeys: ['a', 'b', 'c'], allowPrivateAddresses: true, publicBaseUrl: 'https://v.example.com' });
+  });
+
+  test.each([
+    ['PORT', 'eighty'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['WORKER_CONCURRENCY', '0'],
+    ['ALLOW_PRIVATE_ADDRESSES', 'yes please'],
+    ['BASE_PATH', 'api/'],
+    ['PUBLIC_BASE_URL', 'ftp://example.com'],
+  ])('when %s is %p, then start fails with a message naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}:`));
+  });
+});

@@ -1,0 +1,166 @@
+import pg from 'pg';
+import supertest from 'supertest';
+import { bodyJson, startTestService, type Download, type TestService } from './support/api.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { mediaPath } from './support/media.ts';
+
+type Problem = { type: string; title: string; status: number; detail: string; errors?: { field: string; message: string }[] };
+
+let app: TestService;
+let source: FixtureServer;
+let db: pg.Client;
+let clipUrl: string;
+
+beforeAll(async () => {
+  app = await startTestService();
+  source = await startFixtureServer();
+  clipUrl = source.file('/clip.mp4', mediaPath('clip.mp4'));
+  db = new pg.Client({ connectionString: app.config.databaseUrl });
+  await db.connect();
+});
+
+afterAll(async () => {
+  await db?.end();
+  await source?.close();
+  await app?.stop();
+});
+
+async function counts(): Promise<{ downloads: number; jobs: number }> {
+  const downloads = await db.query<{ n: string }>('SELECT count(*) AS n FROM downloads');
+  const jobs = await db.query<{ n: string }>("SELECT count(*) AS n FROM pgboss.job WHERE name = 'download'");
+  return { downloads: Number(downloads.rows[0]!.n), jobs: Number(jobs.rows[0]!.n) };
+}
+
+describe('POST /downloads', () => {
+  test('when a media URL is posted, then it answers 202 with Location and a queued download', async () => {
+    const res = await app.http.createDownload({ url: clipUrl });
+    expect(res.status).toBe(202);
+    const download = res.body as Download;
+    expect(res.headers.location).toBe(`/downloads/${download.id}`);
+    expect(download).toMatchObject({ url: clipUrl, quality: 'best', token: null, download_url: null, file: null, error: null });
+    expect(['queued', 'downloading', 'processing', 'completed']).toContain(download.status);
+  });
+
+  test('when quality is a height, then it is kept as a number', async () => {
+    const res = await app.http.createDownload({ url: clipUrl, quality: 720, filename: 'my clip' });
+    expect(res.status).toBe(202);
+    expect((res.body as Download).quality).toBe(720);
+  });
+
+  test.each([
+    ['the url is missing', {}, '/body/url'],
+    ['the url is not http(s)', { url: 'ftp://example.com/a.mp4' }, '/body/url'],
+    ['the url is not a URL', { url: 'not a url' }, '/body/url'],
+    ['the url is longer than 2048 characters', { url: `http://example.com/${'a'.repeat(2040)}` }, '/body/url'],
+    ['quality is an unknown word', { url: 'http://example.com/a.mp4', quality: 'great' }, '/body/quality'],
+    ['quality is a height written as a string', { url: 'http://example.com/a.mp4', quality: '720' }, '/body/quality'],
+    ['a field is unknown', { url: 'http://example.com/a.mp4', format: 'mp4' }, '/body/format'],
+    ['callback_url is not http(s)', { url: 'http://example.com/a.mp4', callback_url: 'javascript:alert(1)' }, '/body/callback_url'],
+  ])('when %s, then 400 names the field and nothing is created', async (_case, body, field) => {
+    const before = await counts();
+    const res = await app.http.createDownload(body);
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const problem = res.body as Problem;
+    expect(problem.errors?.map((error) => error.field)).toContain(field);
+    expect(await counts()).toEqual(before);
+  });
+
+  test('when the body is not valid JSON, then 400 problem+json', async () => {
+    const res = await app.http.createDownload('{"url": ');
+    expect(res.status).toBe(400);
+    expect(bodyJson<Problem>(res).detail).toMatch(/not valid JSON/);
+  });
+
+  test('when the body is not JSON at all, then 415', async () => {
+    const res = await app.http.createDownload(`url=${clipUrl}`, { 'Content-Type': 'application/x-www-form-urlencoded' });
+    expect(res.status).toBe(415);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+
+  test('when the body is larger than 16 KiB, then 413 and nothing is created', async () => {
+    const before = await counts();
+    const res = await app.http.createDownload({ url: clipUrl, filename: 'x'.repeat(20_000) });
+    expect(res.status).toBe(413);
+    expect(await counts()).toEqual(before);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  test('when the same key comes with the same body, then the first download is returned', async () => {
+    const headers = { 'Idempotency-Key': 'same-body' };
+    const first = await app.http.createDownload({ url: clipUrl }, headers);
+    const second = await app.http.createDownload({ url: clipUrl, quality: 'best' }, headers);
+    expect(second.status).toBe(202);
+    expect((second.body as Download).id).toBe((first.body as Download).id);
+  });
+
+  test('when the same key comes with another body, then 409 and nothing is created', async () => {
+    const headers = { 'Idempotency-Key': 'other-body' };
+    await app.http.createDownload({ url: clipUrl }, headers);
+    const before = await counts();
+    const res = await app.http.createDownload({ url: clipUrl, quality: 'worst' }, headers);
+    expect(res.status).toBe(409);
+    expect((res.body as Problem).detail).toMatch(/other-body/);
+    expect(await counts()).toEqual(before);
+  });
+
+  test('when twenty requests with one key arrive at once, then exactly one download and one job exist', async () => {
+    const before = await counts();
+    const headers = { 'Idempotency-Key': 'concurrent' };
+    const responses = await Promise.all(Array.from({ length: 20 }, () => app.http.createDownload({ url: clipUrl }, headers)));
+    expect(responses.map((res) => res.status)).toEqual(Array(20).fill(202));
+    expect(new Set(responses.map((res) => (res.body as Download).id)).size).toBe(1);
+    expect(await counts()).toEqual({ downloads: before.downloads + 1, jobs: before.jobs + 1 });
+  });
+});
+
+describe('transactional enqueue', () => {
+  test('when downloads are created, then every download has exactly one job and every job its download', async () => {
+    await Promise.all(Array.from({ length: 5 }, () => app.http.createDownload({ url: clipUrl })));
+    const orphans = await db.query(`
+      SELECT d.id, count(j.id) AS jobs FROM downloads d
+        LEFT JOIN pgboss.job j ON j.name = 'download' AND (j.data->>'download_id')::uuid = d.id
+       GROUP BY d.id HAVING count(j.id) <> 1
+      UNION ALL
+      SELECT (j.data->>'download_id')::uuid, 0 FROM pgboss.job j
+       WHERE j.name = 'download' AND NOT EXISTS (SELECT 1 FROM downloads d WHERE d.id = (j.data->>'download_id')::uuid)`);
+    expect(orphans.rows).toEqual([]);
+  });
+
+  test('when the job cannot be written, then the download is not written either and the answer is 500 problem+json', async () => {
+    const before = await counts();
+    // Every new job now violates a constraint, so the insert of the job fails inside the transaction.
+    await db.query("ALTER TABLE pgboss.job ADD CONSTRAINT test_refuse_jobs CHECK (name <> 'download') NOT VALID");
+    try {
+      const res = await app.http.createDownload({ url: clipUrl });
+      expect(res.status).toBe(500);
+      expect((res.body as Problem).detail).toBe('An unexpected error occurred.');
+      expect(JSON.stringify(res.body)).not.toMatch(/constraint|pgboss|at .*\.ts/);
+    } finally {
+      await db.query('ALTER TABLE pgboss.job DROP CONSTRAINT test_refuse_jobs');
+    }
+    expect(await counts()).toEqual(before);
+  });
+});
+
+describe('GET /downloads/{download_uuid}', () => {
+  test('when the id is unknown, then 404 problem+json', async () => {
+    const res = await app.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11');
+    expect(res.status).toBe(404);
+    expect((res.body as Problem).status).toBe(404);
+  });
+
+  test('when the id is not a UUID, then 400 names the parameter', async () => {
+    const res = await app.http.getDownload('not-a-uuid');
+    expect(res.status).toBe(400);
+    expect((res.body as Problem).errors?.[0]?.field).toBe('/params/download_uuid');
+  });
+
+  test('when the path is not an operation, then 404 problem+json', async () => {
+    // Not an operation of the contract, so there is no documented answer to check it against.
+    const res = await supertest(app.service.url).get('/nothing-here');
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+});

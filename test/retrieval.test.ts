@@ -1,0 +1,118 @@
+import { readFile } from 'node:fs/promises';
+import pg from 'pg';
+import { bodyJson, startTestService, type Download, type TestService } from './support/api.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { mediaPath } from './support/media.ts';
+
+let app: TestService;
+let source: FixtureServer;
+let done: Download;
+let original: Buffer;
+
+beforeAll(async () => {
+  app = await startTestService();
+  source = await startFixtureServer();
+  original = await readFile(mediaPath('clip.mp4'));
+  const created = await app.http.createDownload({ url: source.file('/clip.mp4', mediaPath('clip.mp4')), filename: 'Vidéo «été» 日本' });
+  done = await app.waitForStatus(created.body.id as string, ['completed']);
+});
+
+afterAll(async () => {
+  await source?.close();
+  await app?.stop();
+});
+
+describe('GET /download/{token}', () => {
+  test('when the whole file is asked for, then it comes with its length, type, validators and an attachment name', async () => {
+    const res = await app.http.getFile(done.token!);
+    expect(res.status).toBe(200);
+    expect(res.body.equals(original)).toBe(true);
+    expect(res.headers).toMatchObject({
+      'content-type': 'video/mp4',
+      'content-length': String(original.length),
+      'accept-ranges': 'bytes',
+      etag: `"${done.file!.sha256}"`,
+    });
+    expect(new Date(res.headers['last-modified']!).getTime()).toBe(Math.floor(Date.parse(done.completed_at!) / 1000) * 1000);
+    expect(res.headers['content-disposition']).toContain(`filename*=UTF-8''${encodeURIComponent('Vidéo «été» 日本.mp4')}`);
+    expect(res.headers['content-disposition']).toMatch(/^attachment; filename="[\x20-\x7e]+"/);
+  });
+
+  test('when a plain ASCII name is served, then filename* is still there', async () => {
+    const created = await app.http.createDownload({ url: source.file('/plain.mp4', mediaPath('clip.mp4')) });
+    const plain = await app.waitForStatus(created.body.id as string, ['completed']);
+    const res = await app.http.headFile(plain.token!);
+    expect(res.headers['content-disposition']).toBe("attachment; filename=plain.mp4; filename*=UTF-8''plain.mp4");
+  });
+
+  test('when a range is asked for, then 206 carries exactly those bytes', async () => {
+    const res = await app.http.getFile(done.token!, { Range: 'bytes=100-1099' });
+    expect(res.status).toBe(206);
+    expect(res.headers['content-range']).toBe(`bytes 100-1099/${original.length}`);
+    expect(res.body.equals(original.subarray(100, 1100))).toBe(true);
+  });
+
+  test('when a suffix range is asked for, then the last bytes come back', async () => {
+    const res = await app.http.getFile(done.token!, { Range: 'bytes=-500' });
+    expect(res.status).toBe(206);
+    expect(res.body.equals(original.subarray(original.length - 500))).toBe(true);
+  });
+
+  test('when the range lies past the end, then 416 with the full size', async () => {
+    const res = await app.http.getFile(done.token!, { Range: `bytes=${original.length + 10}-` });
+    expect(res.status).toBe(416);
+    expect(res.headers['content-range']).toBe(`bytes */${original.length}`);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.headers['content-disposition']).toBeUndefined();
+    expect(bodyJson<{ status: number }>(res).status).toBe(416);
+  });
+
+  test('when If-None-Match carries the ETag, then 304 without a body', async () => {
+    const res = await app.http.getFile(done.token!, { 'If-None-Match': `"${done.file!.sha256}"` });
+    expect(res.status).toBe(304);
+    expect(res.body.length).toBe(0);
+  });
+
+  test('when HEAD is sent, then the headers of the file come without a body', async () => {
+    const res = await app.http.headFile(done.token!);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-length']).toBe(String(original.length));
+    expect(res.text ?? '').toBe('');
+  });
+
+  test('when any one character of the token is altered, then 404 problem+json, never a 500', async () => {
+    const token = done.token!;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.';
+    for (let i = 0; i < token.length; i += 3) {
+      const replacement = alphabet[(alphabet.indexOf(token[i]!) + 1) % alphabet.length]!;
+      const altered = token.slice(0, i) + replacement + token.slice(i + 1);
+      const res = await app.http.getFile(altered);
+      expect([i, res.status]).toEqual([i, 404]);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    }
+  });
+
+  test('when the token is unknown or malformed, then 404', async () => {
+    for (const token of ['nope', 'AAAAAAAAAAAAAAAAAAAAAA.secret', `${done.token!}x`, 'a.b.c']) {
+      const res = await app.http.getFile(token);
+      expect([token, res.status]).toEqual([token, 404]);
+    }
+  });
+
+  test('when HEAD is sent for an unknown token, then 404 without a body', async () => {
+    const res = await app.http.headFile('AAAAAAAAAAAAAAAAAAAAAA.secret');
+    expect(res.status).toBe(404);
+  });
+
+  test('when the file has expired, then 410', async () => {
+    const db = new pg.Client({ connectionString: app.config.databaseUrl });
+    await db.connect();
+    const created = await app.http.createDownload({ url: source.file('/old.mp4', mediaPath('clip.mp4')) });
+    const old = await app.waitForStatus(created.body.id as string, ['completed']);
+    await db.query(`UPDATE downloads SET expires_at = now() - interval '1 second' WHERE id = $1`, [old.id]);
+    await db.end();
+    const res = await app.http.getFile(old.token!);
+    expect(res.status).toBe(410);
+    expect(bodyJson<{ detail: string }>(res).detail).toMatch(/expired/);
+  });
+});

@@ -1,0 +1,58 @@
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { startService } from '../src/service.ts';
+import { startTestService, type Download, type TestService } from './support/api.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { mediaPath, sha256File } from './support/media.ts';
+
+let app: TestService;
+let source: FixtureServer;
+
+beforeAll(async () => {
+  app = await startTestService();
+  source = await startFixtureServer();
+});
+
+afterAll(async () => {
+  await source?.close();
+  await app?.stop();
+});
+
+test('when the service stops mid-download, then the download goes back to queued and a restart resumes it', async () => {
+  const size = (await stat(mediaPath('big.mp4'))).size;
+  // Slow enough that the stop lands in the middle of the transfer.
+  const url = source.file('/slow.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(size / 4) });
+  const created = await app.http.createDownload({ url });
+  const id = (created.body as Download).id;
+  let seen: Download;
+  do {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    seen = (await app.http.getDownload(id)).body as Download;
+  } while (seen.progress.downloaded_bytes < size / 4);
+
+  await app.service.stop();
+
+  const db = new pg.Client({ connectionString: app.config.databaseUrl });
+  await db.connect();
+  const { rows } = await db.query<{ status: string }>('SELECT status FROM downloads WHERE id = $1', [id]);
+  await db.end();
+  expect(rows[0]?.status).toBe('queued');
+  const partial = path.join(app.config.dataDir, 'partial', id);
+  const kept = await readdir(partial);
+  expect(kept).toHaveLength(1);
+  const keptBytes = (await stat(path.join(partial, kept[0]!))).size;
+  expect(keptBytes).toBeGreaterThan(0);
+
+  // Same database, data and port, so the test's client keeps talking to "the" service.
+  const restarted = await startService({ ...app.config, port: Number(new URL(app.service.url).port) });
+  try {
+    const done = await app.waitForStatus(id, ['completed'], 60_000);
+    expect(done.file?.sha256).toBe(await sha256File(mediaPath('big.mp4')));
+  } finally {
+    await restarted.stop();
+  }
+  const requests = source.requestsFor('/slow.mp4');
+  expect(requests.length).toBe(2);
+  expect(requests[1]!.range).toBe(`bytes=${keptBytes}-`);
+}, 90_000);
