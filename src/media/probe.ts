@@ -1,0 +1,46 @@
+import { DownloadError } from '../downloads/errors.ts';
+import { failureLine, runFfmpeg } from './ffmpeg.ts';
+
+export type StreamInfo = { kind: 'video' | 'audio' | 'subtitle' | 'data' | 'attachment'; codec: string };
+
+export type MediaInfo = {
+  durationSeconds: number | null;
+  width: number | null;
+  height: number | null;
+  streams: StreamInfo[];
+};
+
+const STREAM = /^\s*Stream #\d+:\d+\S*: (Video|Audio|Subtitle|Data|Attachment): (\w+)(.*)$/;
+const DURATION = /^\s*Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/m;
+// Preceded by ", " so that hex codec tags such as "0x31637661" are never taken for a size.
+const SIZE = /,\s([1-9]\d*)x([1-9]\d*)\b/;
+
+/**
+ * What `ffmpeg -i` says about a file: its duration, the size of its first real video stream (not a
+ * cover picture), and the codec of every stream. Throws processing_failed when ffmpeg cannot read it.
+ */
+export async function probe(input: { ffmpeg: string; file: string; signal?: AbortSignal }): Promise<MediaInfo> {
+  // Without an output ffmpeg always exits 1; whether it could read the input shows in what it printed.
+  const { stderr } = await runFfmpeg(input.ffmpeg, ['-i', input.file], input.signal);
+  if (!/^Input #0/m.test(stderr)) throw new DownloadError('processing_failed', failureLine(stderr, [input.file]));
+
+  const duration = DURATION.exec(stderr);
+  const info: MediaInfo = {
+    durationSeconds: duration ? Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]) : null,
+    width: null,
+    height: null,
+    streams: [],
+  };
+  for (const line of stderr.split(/\r?\n/)) {
+    const stream = STREAM.exec(line);
+    if (!stream) continue;
+    const kind = stream[1]!.toLowerCase() as StreamInfo['kind'];
+    info.streams.push({ kind, codec: stream[2]! });
+    const size = SIZE.exec(stream[3]!);
+    if (kind === 'video' && size && info.width === null && !line.includes('(attached pic)')) {
+      info.width = Number(size[1]);
+      info.height = Number(size[2]);
+    }
+  }
+  return info;
+}

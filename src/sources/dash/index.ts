@@ -1,0 +1,52 @@
+import { parse, stringToMpdXml, type MpdElement, type ParsedManifest, type ParsedPlaylist } from 'mpd-parser';
+import { DownloadError } from '../../downloads/errors.ts';
+import type { MediaPlan, Quality, Track } from '../types.ts';
+import { chooseAudio, chooseVideo } from './choice.ts';
+import { refuseLive, refuseProtected } from './refusals.ts';
+import { toTrack } from './track.ts';
+
+// A static MPD to the tracks to fetch: the video Representation that fits `quality` and the best
+// audio, or one muxed track when the manifest has no separate audio. Needs no network: a
+// SegmentBase is fetched whole instead of reading its sidx.
+
+const AUDIO_CODECS = /^(mp4a|ac-3|ec-3|ac-4|opus|vorbis|flac|mp3|dtsc|alac)/i;
+
+function unreadable(error: unknown): DownloadError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new DownloadError('unsupported_source', `The DASH manifest could not be read (${reason}).`);
+}
+
+function read(url: string, text: string): { mpd: MpdElement; manifest: ParsedManifest } {
+  let mpd: MpdElement;
+  try {
+    mpd = stringToMpdXml(text);
+  } catch (error) {
+    throw unreadable(error);
+  }
+  // Checked before parsing: a live MPD may not even parse without a clock to place its window.
+  refuseLive(mpd);
+  try {
+    return { mpd, manifest: parse(text, { manifestUri: url }) };
+  } catch (error) {
+    throw unreadable(error);
+  }
+}
+
+/** Video without separate audio is muxed unless its codecs say it carries no audio. */
+function soleTrackKind(video: ParsedPlaylist): Track['kind'] {
+  const codecs = video.attributes.CODECS?.split(',').map((codec) => codec.trim());
+  return !codecs || codecs.some((codec) => AUDIO_CODECS.test(codec)) ? 'muxed' : 'video';
+}
+
+export function planDash(input: { url: string; text: string; quality: Quality }): MediaPlan {
+  const { mpd, manifest } = read(input.url, input.text);
+  const video = chooseVideo(manifest.playlists ?? [], input.quality);
+  const audio = chooseAudio(Object.values(manifest.mediaGroups?.AUDIO?.audio ?? {}));
+  if (!video && !audio) throw new DownloadError('unsupported_source', 'The DASH manifest has no video or audio Representation.');
+
+  refuseProtected(mpd, new Set([video, audio].flatMap((playlist) => (playlist ? [playlist.attributes.NAME] : []))));
+  const tracks: Track[] = [];
+  if (video) tracks.push(toTrack(audio ? 'video' : soleTrackKind(video), video, input.url));
+  if (audio) tracks.push(toTrack('audio', audio, input.url));
+  return { tracks };
+}

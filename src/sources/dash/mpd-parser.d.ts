@@ -1,0 +1,56 @@
+// mpd-parser ships no types: this declares the part of its output the planner reads. The shapes
+// follow what its `parse` returns (an m3u8-parser-like manifest), not the DASH spec.
+
+declare module 'mpd-parser' {
+  /** Offsets past Number.MAX_SAFE_INTEGER come back as bigint. */
+  export type ParsedByteRange = { offset: number | bigint; length: number | bigint };
+
+  export type ParsedSegment = {
+    /** As written in the MPD (empty when the MPD gives only a range of the BaseURL). */
+    uri: string;
+    resolvedUri: string;
+    byterange?: ParsedByteRange;
+    /** The initialization segment. */
+    map?: { uri: string; resolvedUri: string; byterange?: ParsedByteRange };
+  };
+
+  export type ParsedPlaylist = {
+    attributes: {
+      /** The Representation@id. */
+      NAME: string;
+      BANDWIDTH?: number;
+      CODECS?: string;
+      RESOLUTION?: { width?: number; height?: number };
+    };
+    /** The Representation's BaseURL, resolved. */
+    resolvedUri: string;
+    /** Absent when the Representation has no segment information at all. */
+    segments?: ParsedSegment[];
+    /** Set (with `segments` empty) for a SegmentBase with an indexRange: the segments are in that sidx. */
+    sidx?: ParsedSegment;
+  };
+
+  /** One language (or label) of audio; `default` marks Role "main", else the first one. */
+  export type ParsedAudioGroup = { language: string; default: boolean; playlists: ParsedPlaylist[] };
+
+  export type ParsedManifest = {
+    /** Video Representations. */
+    playlists?: ParsedPlaylist[];
+    mediaGroups?: { AUDIO?: { audio?: Record<string, ParsedAudioGroup> } };
+  };
+
+  export function parse(manifest: string, options?: { manifestUri?: string }): ParsedManifest;
+
+  /** The subset of an @xmldom/xmldom Element the planner walks. */
+  export type MpdElement = {
+    tagName: string;
+    getAttribute(name: string): string | null;
+    getElementsByTagName(name: string): ArrayLike<MpdElement>;
+    /** Text and comment nodes have no tagName. */
+    childNodes: ArrayLike<{ tagName?: string }>;
+    parentNode: MpdElement | null;
+  };
+
+  /** Parses the XML; throws when it is not an MPD. */
+  export function stringToMpdXml(manifest: string): MpdElement;
+}

@@ -1,0 +1,80 @@
+import { fileTypeFromBuffer } from 'file-type';
+
+// Servers label media carelessly (an MP4 as text/plain, a playlist as application/octet-stream), so
+// the first bytes of the body are asked first and the declared type and the URL only break ties.
+
+export type SourceKind = 'direct' | 'hls' | 'dash' | 'html';
+
+const HLS_TYPES = new Set(['application/vnd.apple.mpegurl', 'application/x-mpegurl', 'audio/mpegurl', 'audio/x-mpegurl']);
+const DASH_TYPES = new Set(['application/dash+xml']);
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+/** Media containers that file-type names under application/. */
+const MEDIA_APPLICATION_TYPES = new Set(['application/ogg', 'application/mxf', 'application/vnd.ms-asf', 'application/vnd.rn-realmedia']);
+/** Types that say nothing about the body: only the bytes can tell. */
+const UNKNOWN_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream']);
+
+/** The media type without parameters, lower-cased; '' when there is none. */
+function essence(contentType: string | null): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+function isMedia(type: string): boolean {
+  return type.startsWith('video/') || type.startsWith('audio/') || MEDIA_APPLICATION_TYPES.has(type);
+}
+
+function isTextish(type: string): boolean {
+  return UNKNOWN_TYPES.has(type) || type.startsWith('text/') || type === 'application/xml' || type.endsWith('+xml');
+}
+
+function pathEndsWith(url: string, extension: string): boolean {
+  return URL.canParse(url) && new URL(url).pathname.toLowerCase().endsWith(extension);
+}
+
+/**
+ * The text from the first markup element on: past a BOM (trim removes U+FEFF too), whitespace,
+ * the XML declaration and comments, which may all come before an MPD's or an XHTML page's root.
+ */
+function firstElement(text: string): string {
+  let rest = text.trim();
+  for (;;) {
+    const prolog = /^(?:<\?[\s\S]*?\?>|<!--[\s\S]*?-->)/.exec(rest);
+    if (!prolog) return rest;
+    rest = rest.slice(prolog[0].length).trim();
+  }
+}
+
+function kindFromText(head: Buffer): SourceKind | null {
+  const text = head.toString('utf8');
+  if (text.trim().startsWith('#EXTM3U')) return 'hls';
+  const markup = firstElement(text);
+  if (/^<MPD[\s>]/.test(markup)) return 'dash';
+  if (/^<(?:!doctype\s+html|html)[\s>]/i.test(markup)) return 'html';
+  return null;
+}
+
+function kindFromDeclaredType(type: string, url: string): SourceKind | null {
+  if (HLS_TYPES.has(type)) return 'hls';
+  if (DASH_TYPES.has(type)) return 'dash';
+  if (HTML_TYPES.has(type)) return 'html';
+  if (isMedia(type)) return 'direct';
+  if (isTextish(type) && pathEndsWith(url, '.m3u8')) return 'hls';
+  if (isTextish(type) && pathEndsWith(url, '.mpd')) return 'dash';
+  return null;
+}
+
+/**
+ * What kind of source a response is, from its URL, its declared Content-Type and the first bytes
+ * of its body (about 1 KiB; fewer is fine). Null when it is nothing a download can be made from.
+ */
+export async function detectKind(input: { url: string; contentType: string | null; head: Buffer }): Promise<SourceKind | null> {
+  const fromText = kindFromText(input.head);
+  if (fromText) return fromText;
+  const sniffed = await fileTypeFromBuffer(input.head);
+  if (sniffed) {
+    if (isMedia(sniffed.mime)) return 'direct';
+    // Recognisable bytes of something else (an image, an archive) are not media, whatever the
+    // label says; XML is only recognised as XML, and may still be a manifest past the first KiB.
+    if (sniffed.mime !== 'application/xml') return null;
+  }
+  return kindFromDeclaredType(essence(input.contentType), input.url);
+}

@@ -1,0 +1,45 @@
+import type { types } from 'hls-parser';
+import { DownloadError } from '../../downloads/errors.ts';
+import type { SegmentKey } from '../types.ts';
+import { resolveUri } from './urls.ts';
+
+// Whole-segment AES-128 is plain encryption with a key anyone holding the playlist may fetch, so it
+// is decrypted; every other method or key system is DRM, which this service does not circumvent.
+
+const DRM_SYSTEMS: Record<string, string> = {
+  'com.apple.streamingkeydelivery': 'FairPlay',
+  'urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed': 'Widevine',
+  'com.microsoft.playready': 'PlayReady',
+  'urn:uuid:9a04f079-9840-4286-ab92-e65be0885f95': 'PlayReady',
+};
+
+/** Throws `drm_protected` for any key that is neither METHOD=NONE nor AES-128 with the identity key format. */
+export function refuseDrm(key: types.Key): void {
+  const format = key.format ?? 'identity';
+  if (format !== 'identity') {
+    const system = DRM_SYSTEMS[format.toLowerCase()];
+    throw new DownloadError('drm_protected', `The stream is protected by ${system ?? 'DRM'} (KEYFORMAT="${format}"); DRM-protected streams are not supported.`);
+  }
+  if (key.method !== 'NONE' && key.method !== 'AES-128') {
+    throw new DownloadError('drm_protected', `The stream is encrypted with METHOD=${key.method}, a DRM scheme; DRM-protected streams are not supported.`);
+  }
+}
+
+/** RFC 8216 5.2: without an IV attribute, the IV is the media sequence number, big-endian in 16 bytes. */
+function sequenceIv(mediaSequence: number): Buffer {
+  const iv = Buffer.alloc(16);
+  iv.writeBigUInt64BE(BigInt(mediaSequence), 8);
+  return iv;
+}
+
+/** The decryption a segment (or init section) needs, or undefined when it is in the clear. */
+export function segmentKey(key: types.Key | null | undefined, mediaSequence: number, playlistUrl: string): SegmentKey | undefined {
+  if (!key) return undefined;
+  refuseDrm(key);
+  if (key.method === 'NONE') return undefined;
+  if (!key.uri) throw new DownloadError('unsupported_source', `An AES-128 EXT-X-KEY in ${playlistUrl} has no URI.`);
+  // hls-parser hands the IV over as a Uint8Array, whatever its declaration says.
+  const iv = key.iv ? Buffer.from(new Uint8Array(key.iv)) : sequenceIv(mediaSequence);
+  if (iv.length !== 16) throw new DownloadError('unsupported_source', `An EXT-X-KEY in ${playlistUrl} has an IV that is not 128 bits.`);
+  return { method: 'AES-128', uri: resolveUri(key.uri, playlistUrl), iv };
+}

@@ -1,0 +1,88 @@
+import { createDecipheriv } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { DownloadError } from '../../downloads/errors.ts';
+import { httpGet, httpStatusError, transportError, type SourceResponse } from '../http.ts';
+import type { ByteRange } from '../types.ts';
+import type { KeyCache } from './keys.ts';
+import type { Piece } from './layout.ts';
+import type { ByteMeter } from './meter.ts';
+
+export type PieceDeps = { keys: KeyCache; meter: ByteMeter; signal: AbortSignal };
+
+/**
+ * Downloads one init section or segment, decrypted, into its file. The file appears (by rename)
+ * only when it is whole, so that a later attempt can trust every piece file it finds.
+ */
+export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
+  const { meter, signal } = deps;
+  const decrypt = piece.key ? createDecipheriv('aes-128-cbc', await deps.keys.get(piece.key.uri, signal), piece.key.iv) : new PassThrough();
+  const range = piece.byteRange;
+  const response = await httpGet(piece.url, { headers: range ? { range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}, signal });
+  const body = await bodyOf(response, range);
+  const expected = range?.length ?? contentLength(response);
+
+  let received = 0;
+  const count = async function* (chunks: AsyncIterable<Buffer>) {
+    for await (const chunk of chunks) {
+      received += chunk.length;
+      meter.add(chunk.length);
+      yield chunk;
+    }
+  };
+  const part = `${piece.file}.part`;
+  try {
+    await pipeline(body, count, decrypt, createWriteStream(part), { signal });
+    if (expected !== null && received !== expected) {
+      throw new DownloadError('source_unreachable', `The source closed the connection after ${received} of ${expected} bytes of ${piece.url}.`, true);
+    }
+    await rename(part, piece.file);
+  } catch (error) {
+    meter.remove(received);
+    await rm(part, { force: true });
+    if (/^ERR_OSSL/.test((error as { code?: string }).code ?? '')) {
+      throw new DownloadError('processing_failed', `A segment could not be decrypted with its AES-128 key (${piece.url}).`);
+    }
+    throw transportError(error, signal);
+  }
+}
+
+/** The body to keep: a range the source did not honour (a 200 with the whole file) is cut out of it. */
+async function bodyOf(response: SourceResponse, range: ByteRange | undefined): Promise<AsyncIterable<Buffer>> {
+  const expectedStatus = range ? [200, 206] : [200];
+  if (!expectedStatus.includes(response.status)) {
+    await response.body.dump().catch(() => {});
+    throw httpStatusError(response.status);
+  }
+  if (!range) return response.body;
+  if (response.status === 200) return slice(response.body, range);
+  const asked = `bytes ${range.offset}-${range.offset + range.length - 1}/`;
+  const answered = response.headers['content-range'] ?? '';
+  if (!answered.startsWith(asked)) {
+    await response.body.dump().catch(() => {});
+    throw new DownloadError('source_http_error', `The source answered ${answered || 'no Content-Range'} to a request for ${asked}… of ${response.url}.`);
+  }
+  return response.body;
+}
+
+async function* slice(chunks: AsyncIterable<Buffer>, range: ByteRange): AsyncGenerator<Buffer> {
+  let position = 0;
+  let wanted = range.length;
+  for await (const chunk of chunks) {
+    const from = Math.max(0, range.offset - position);
+    position += chunk.length;
+    if (from >= chunk.length) continue;
+    const piece = chunk.subarray(from, from + wanted);
+    wanted -= piece.length;
+    yield piece;
+    // Returning ends the loop, which destroys the response: the rest of the file is not needed.
+    if (wanted === 0) return;
+  }
+}
+
+function contentLength(response: SourceResponse): number | null {
+  const value = Number(response.headers['content-length'] ?? NaN);
+  return Number.isSafeInteger(value) ? value : null;
+}

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import pLimit from 'p-limit';
+import { DownloadError } from '../../downloads/errors.ts';
+import { probe, type MediaInfo } from '../../media/probe.ts';
+import { remux, type RemuxedFile } from '../../media/remux.ts';
+import type { FetchedFile, MediaPlan, SourceContext, Track } from '../types.ts';
+import { fetchPiece, type PieceDeps } from './fetch-piece.ts';
+import { joinTrack } from './join.ts';
+import { KeyCache } from './keys.ts';
+import { knownSize, layOut, sizeOnDisk, unfinished, type Piece, type TrackLayout } from './layout.ts';
+import { ByteMeter, tooLarge } from './meter.ts';
+import { withRetries } from './retry.ts';
+
+// A planned stream (HLS or DASH, whatever the manifest said) becomes one file: every piece is
+// fetched into a file of its own by a bounded pool, each track's pieces are joined, and ffmpeg
+// copies the tracks into one container. Finished pieces survive a crash, so a retry fetches only
+// what is missing.
+
+export type FetchedStream = FetchedFile & Pick<RemuxedFile, 'mime' | 'ext'> & Omit<MediaInfo, 'streams'>;
+
+export type FetchPlanOptions = { concurrency?: number };
+
+const SEGMENT_RETRIES = 3;
+const FIRST_RETRY_DELAY_MS = 250;
+
+export async function fetchPlan(ctx: SourceContext, plan: MediaPlan, ffmpeg: string, options: FetchPlanOptions = {}): Promise<FetchedStream> {
+  try {
+    return await fetchAndRemux(ctx, plan, ffmpeg, options);
+  } catch (error) {
+    // Whatever step was interrupted, the caller learns why from the reason it gave.
+    throw ctx.signal.aborted ? ctx.signal.reason : error;
+  }
+}
+
+async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string, options: FetchPlanOptions): Promise<FetchedStream> {
+  const dir = path.join(ctx.workDir, 'segments');
+  await mkdir(dir, { recursive: true });
+  const tracks = layOut(plan, dir);
+  if (tracks.length === 0 || tracks.some((track) => track.pieces.length === 0)) throw new DownloadError('unsupported_source', 'The stream has a track without segments.');
+
+  const total = knownSize(tracks.flatMap((track) => track.pieces));
+  if (total !== null && total > ctx.maxFileBytes) throw tooLarge(ctx.maxFileBytes, total);
+  const todo = await unfinished(tracks);
+  const meter = new ByteMeter(ctx, total, todo.doneBytes);
+  const keys = new KeyCache();
+  const pool = { concurrency: options.concurrency ?? 8, signal: ctx.signal };
+  // Init sections first: without one a track is useless, so a missing one fails before the bulk.
+  await fetchAll(todo.pieces.filter((piece) => piece.init), pool, { keys, meter });
+  await fetchAll(todo.pieces.filter((piece) => !piece.init), pool, { keys, meter });
+  for (const track of tracks) {
+    if ((await sizeOnDisk(track.file)) === null) await joinTrack(track, ctx.signal);
+  }
+
+  const output = await remux({ ffmpeg, inputs: videoFirst(tracks).map((track) => track.file), output: path.join(ctx.workDir, 'output'), signal: ctx.signal });
+  await Promise.all(tracks.map((track) => rm(track.file, { force: true })));
+  const sizeBytes = (await stat(output.path)).size;
+  if (sizeBytes > ctx.maxFileBytes) throw tooLarge(ctx.maxFileBytes, sizeBytes);
+  const { durationSeconds, width, height } = await probe({ ffmpeg, file: output.path, signal: ctx.signal });
+  return {
+    path: output.path,
+    sizeBytes,
+    sha256: await sha256Of(output.path, ctx.signal),
+    declaredType: output.mime,
+    mime: output.mime,
+    ext: output.ext,
+    durationSeconds,
+    width,
+    height,
+  };
+}
+
+/**
+ * Fetches pieces with at most `concurrency` requests at once. The first failure (after its own
+ * retries) stops the others, and is what the whole fetch fails with once they have stopped.
+ */
+async function fetchAll(pieces: Piece[], pool: { concurrency: number; signal: AbortSignal }, deps: Omit<PieceDeps, 'signal'>): Promise<void> {
+  const stop = new AbortController();
+  const signal = AbortSignal.any([pool.signal, stop.signal]);
+  const limit = pLimit(pool.concurrency);
+  let failure: { error: unknown } | undefined;
+  const retries = { retries: SEGMENT_RETRIES, firstDelayMs: FIRST_RETRY_DELAY_MS };
+  await Promise.all(
+    pieces.map((piece) =>
+      limit(() => {
+        signal.throwIfAborted();
+        return withRetries(() => fetchPiece(piece, { ...deps, signal }), signal, retries);
+      }).catch((error: unknown) => {
+        failure ??= { error };
+        stop.abort(error);
+      }),
+    ),
+  );
+  if (failure) throw failure.error;
+}
+
+const KIND_ORDER: Record<Track['kind'], number> = { video: 0, muxed: 1, audio: 2 };
+
+/** remux takes the video from its first input and the audio from its last. */
+function videoFirst(tracks: TrackLayout[]): TrackLayout[] {
+  return [...tracks].sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind]);
+}
+
+async function sha256Of(file: string, signal: AbortSignal): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(file), hash, { signal });
+  return hash.digest('hex');
+}

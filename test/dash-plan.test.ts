@@ -1,0 +1,217 @@
+import { existsSync, statSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { request } from 'undici';
+import { DownloadError } from '../src/downloads/errors.ts';
+import { planDash } from '../src/sources/dash/index.ts';
+import type { Quality, Segment, Track } from '../src/sources/types.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { videoFrameHashes } from './support/streams/dash-ffmpeg.ts';
+import { dashFixtures, serveDashFixture, type DashFixture, type DashFixtureName } from './support/streams/dash-fixtures.ts';
+
+let server: FixtureServer;
+let fixtures: Record<DashFixtureName, DashFixture>;
+let manifestUrls: Record<string, string>;
+let work: string;
+
+beforeAll(async () => {
+  fixtures = await dashFixtures();
+  server = await startFixtureServer();
+  manifestUrls = Object.fromEntries(Object.entries(fixtures).map(([name, fixture]) => [name, serveDashFixture(server, fixture, `/${name}`)]));
+  work = await mkdtemp(path.join(os.tmpdir(), 'dash-plan-'));
+});
+
+afterAll(async () => {
+  await server?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+const manifestText = (name: DashFixtureName) => readFile(fixtures[name].manifest, 'utf8');
+
+async function planFixture(name: DashFixtureName, quality: Quality = 'best', edit = (text: string) => text) {
+  return planDash({ url: manifestUrls[name] ?? '', text: edit(await manifestText(name)), quality });
+}
+
+function trackOf(tracks: Track[], kind: Track['kind']): Track {
+  const track = tracks.find((candidate) => candidate.kind === kind);
+  if (!track) throw new Error(`the plan has no ${kind} track: ${JSON.stringify(tracks)}`);
+  return track;
+}
+
+const partsOf = (track: Track): Segment[] => [...(track.init ? [track.init] : []), ...track.segments];
+
+/** The generated file a planned URL names, when it is one served from the fixture's folder. */
+function localFile(name: DashFixtureName, url: string): string {
+  const prefix = `${server.origin}/${name}/`;
+  expect(url.startsWith(prefix)).toBe(true);
+  return path.join(fixtures[name].dir, decodeURIComponent(new URL(url).pathname).slice(name.length + 2));
+}
+
+async function fetchPart(part: Segment): Promise<Buffer> {
+  const range = part.byteRange && `bytes=${part.byteRange.offset}-${part.byteRange.offset + part.byteRange.length - 1}`;
+  const response = await request(part.url, { headers: range ? { range } : {} });
+  expect(response.statusCode).toBe(range ? 206 : 200);
+  return Buffer.from(await response.body.arrayBuffer());
+}
+
+/** Fetches init and segments in plan order, as one file, and decodes its video. */
+async function decodedFrames(track: Track): Promise<string[]> {
+  const file = path.join(work, `${Date.now()}-${Math.random().toString(16).slice(2)}.mp4`);
+  const parts = await Promise.all(partsOf(track).map(fetchPart));
+  await writeFile(file, Buffer.concat(parts));
+  return videoFrameHashes(file);
+}
+
+function refusal(plan: () => unknown): DownloadError {
+  try {
+    plan();
+  } catch (error) {
+    if (error instanceof DownloadError) return error;
+    throw error;
+  }
+  throw new Error('planDash accepted the manifest');
+}
+
+describe('planDash on manifests ffmpeg wrote or that point at its files', () => {
+  test.each<[DashFixtureName, string, Track['kind'][], number]>([
+    ['number', 'SegmentTemplate with $Number$', ['video', 'audio'], 4],
+    ['time', 'SegmentTemplate with $Time$ and a SegmentTimeline', ['video', 'audio'], 4],
+    ['list', 'SegmentList of files', ['video', 'audio'], 4],
+    ['list-ranges', 'SegmentList of media ranges', ['video', 'audio'], 4],
+    ['base', 'SegmentBase with a sidx', ['video', 'audio'], 1],
+    ['muxed', 'one muxed Representation with only BaseURLs', ['muxed'], 1],
+  ])('when the %s fixture (%s) is planned, then every part is a generated file and the video decodes to the source frames', async (name, _layout, kinds, videoSegments) => {
+    const { tracks } = await planFixture(name);
+    expect(tracks.map((track) => track.kind)).toEqual(kinds);
+    for (const part of tracks.flatMap(partsOf)) {
+      const file = localFile(name, part.url);
+      expect(existsSync(file)).toBe(true);
+      if (part.byteRange) expect(part.byteRange.offset + part.byteRange.length).toBeLessThanOrEqual(statSync(file).size);
+    }
+    const video = trackOf(tracks, kinds[0] ?? 'video');
+    expect(video.segments).toHaveLength(videoSegments);
+    const expected = await videoFrameHashes(fixtures[name].videoSources[240] ?? '');
+    expect(expected).toHaveLength(100);
+    expect(await decodedFrames(video)).toEqual(expected);
+  });
+
+  test.each<[Quality, number]>([
+    ['best', 360],
+    ['worst', 120],
+    [240, 240],
+    [300, 240],
+    [100, 120],
+  ])('when three heights are offered and quality is %p, then the %i-line video and the audio are planned', async (quality, height) => {
+    const { tracks } = await planFixture('multi', quality);
+    expect(tracks.map((track) => track.kind)).toEqual(['video', 'audio']);
+    for (const part of tracks.flatMap(partsOf)) expect(existsSync(localFile('multi', part.url))).toBe(true);
+    expect(await decodedFrames(trackOf(tracks, 'video'))).toEqual(await videoFrameHashes(fixtures.multi.videoSources[height] ?? ''));
+  });
+
+  test('when the SegmentTemplate has startNumber 3, then the segments are numbered from 3', async () => {
+    const { tracks } = await planFixture('number', 'best', (text) => text.replaceAll('startNumber="1"', 'startNumber="3"'));
+    expect(trackOf(tracks, 'video').segments.map((segment) => path.basename(segment.url))).toEqual([3, 4, 5, 6].map((n) => `chunk-stream0-0000${n}.mp4`));
+  });
+
+  test('when a SegmentBase has no indexRange, then the whole file is the one segment and its init range is not fetched twice', async () => {
+    const { tracks } = await planFixture('base', 'best', (text) => text.replace(/ indexRange="[^"]*"/g, ''));
+    expect(trackOf(tracks, 'video')).toEqual({ kind: 'video', segments: [{ url: `${server.origin}/base/media/video.mp4` }] });
+  });
+
+  test('when the MPD is dynamic, then it is refused as an unsupported live source', async () => {
+    const text = (await manifestText('number')).replace('type="static"', 'type="dynamic" availabilityStartTime="2020-01-01T00:00:00Z"');
+    const error = refusal(() => planDash({ url: manifestUrls.number ?? '', text, quality: 'best' }));
+    expect(error.code).toBe('unsupported_source');
+    expect(error.message).toMatch(/live DASH is not supported/);
+  });
+
+  test('when the text is not an MPD, then it is refused as an unsupported source', () => {
+    expect(refusal(() => planDash({ url: manifestUrls.number ?? '', text: '<html><body>hi</body></html>', quality: 'best' })).code).toBe('unsupported_source');
+  });
+
+  const widevine = '<ContentProtection schemeIdUri="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"/>';
+  test.each([
+    ['cenc on the video AdaptationSet', /(<AdaptationSet[^>]*contentType="video"[^>]*>)/, '<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc"/>', /Common Encryption/],
+    ['Widevine on the audio AdaptationSet', /(<AdaptationSet[^>]*contentType="audio"[^>]*>)/, widevine, /Widevine/],
+    ['PlayReady on the video Representation', /(<Representation id="0"[^>]*>)/, '<ContentProtection schemeIdUri="urn:uuid:9A04F079-9840-4286-AB92-E65BE0885F95"/>', /PlayReady/],
+  ])('when a chosen stream carries %s, then it is refused as DRM-protected', async (_case, anchor, protection, named) => {
+    const text = (await manifestText('number')).replace(anchor, `$1${protection}`);
+    const error = refusal(() => planDash({ url: manifestUrls.number ?? '', text, quality: 'best' }));
+    expect(error.code).toBe('drm_protected');
+    expect(error.message).toMatch(named);
+  });
+
+  test('when only a Representation that is not chosen is protected, then the plan goes ahead', async () => {
+    // Representation 1 is the 360-line one; `worst` picks 120 lines.
+    const { tracks } = await planFixture('multi', 'worst', (text) => text.replace(/(<Representation id="1"[^>]*>)/, `$1${widevine}`));
+    expect(tracks.map((track) => track.kind)).toEqual(['video', 'audio']);
+  });
+});
+
+describe('planDash choosing among Representations', () => {
+  const representation = (id: string, bandwidth: number, extra = '') =>
+    `<Representation id="${id}" bandwidth="${bandwidth}" ${extra}><BaseURL>${id}.mp4</BaseURL></Representation>`;
+  const audioSet = (lang: string, role: string, ...representations: string[]) =>
+    `<AdaptationSet contentType="audio" mimeType="audio/mp4" lang="${lang}">${role && `<Role schemeIdUri="urn:mpeg:dash:role:2011" value="${role}"/>`}${representations.join('')}</AdaptationSet>`;
+  const videoSet = (...representations: string[]) => `<AdaptationSet contentType="video" mimeType="video/mp4">${representations.join('')}</AdaptationSet>`;
+  const mpd = (...sets: string[]) =>
+    `<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT4S"><Period>${sets.join('')}</Period></MPD>`;
+  const url = 'http://127.0.0.1:9/streams/manifest.mpd';
+  const chosen = (text: string, quality: Quality = 'best') =>
+    planDash({ url, text, quality }).tracks.map((track) => `${track.kind}:${path.basename(track.segments[0]?.url ?? '')}`);
+
+  test('when two Representations share the height limit, then the one with more bandwidth is chosen', () => {
+    const text = mpd(
+      videoSet(representation('v240-lo', 100_000, 'height="240"'), representation('v360', 400_000, 'height="360"'), representation('v240-hi', 200_000, 'height="240"')),
+      audioSet('en', '', representation('a', 64_000)),
+    );
+    expect(chosen(text, 240)).toEqual(['video:v240-hi.mp4', 'audio:a.mp4']);
+  });
+
+  test('when one audio language has Role main, then its best bandwidth wins over a richer other language', () => {
+    const text = mpd(
+      videoSet(representation('v', 100_000, 'height="240"')),
+      audioSet('fr', '', representation('fr-128', 128_000)),
+      audioSet('en', 'main', representation('en-64', 64_000), representation('en-96', 96_000)),
+    );
+    expect(chosen(text)).toEqual(['video:v.mp4', 'audio:en-96.mp4']);
+  });
+
+  test('when no audio is marked main, then the best of the first language is chosen', () => {
+    const text = mpd(videoSet(representation('v', 100_000, 'height="240"')), audioSet('de', '', representation('de-48', 48_000), representation('de-96', 96_000)), audioSet('fr', '', representation('fr-128', 128_000)));
+    expect(chosen(text)).toEqual(['video:v.mp4', 'audio:de-96.mp4']);
+  });
+
+  test.each([
+    ['declares video codecs alone', 'codecs="avc1.42c00d"', 'video'],
+    ['declares no codecs', '', 'muxed'],
+  ])('when the only Representation %s, then it is planned as a %s track', (_case, codecs, kind) => {
+    expect(chosen(mpd(videoSet(representation('v', 100_000, `height="240" ${codecs}`))))).toEqual([`${kind}:v.mp4`]);
+  });
+
+  const period = (start: string, init: string) =>
+    `<Period start="${start}" duration="PT2S">${videoSet(`<Representation id="v" bandwidth="1" height="240"><SegmentTemplate initialization="${init}" media="${start}-$Number$.mp4" duration="1"/></Representation>`)}</Period>`;
+  const periods = (...bodies: string[]) => mpd().replace('<Period></Period>', bodies.join(''));
+
+  test('when two Periods share the initialization segment, then their segments follow each other in one track', () => {
+    const { tracks } = planDash({ url, text: periods(period('PT0S', 'init.mp4'), period('PT2S', 'init.mp4')), quality: 'best' });
+    expect(tracks).toHaveLength(1);
+    expect(tracks[0]?.init?.url).toBe('http://127.0.0.1:9/streams/init.mp4');
+    expect(tracks[0]?.segments.map((segment) => path.basename(segment.url))).toEqual(['PT0S-1.mp4', 'PT0S-2.mp4', 'PT2S-1.mp4', 'PT2S-2.mp4']);
+  });
+
+  test('when a later Period changes the initialization segment, then the manifest is refused', () => {
+    const text = periods(period('PT0S', 'init-a.mp4'), period('PT2S', 'init-b.mp4'));
+    expect(refusal(() => planDash({ url, text, quality: 'best' })).code).toBe('unsupported_source');
+  });
+
+  test('when there is only audio, then the plan is one audio track', () => {
+    expect(chosen(mpd(audioSet('en', '', representation('a', 64_000))))).toEqual(['audio:a.mp4']);
+  });
+
+  test('when a Representation has neither segments nor a BaseURL, then it is refused instead of fetching the MPD as media', () => {
+    const text = mpd(videoSet('<Representation id="v" bandwidth="1" height="240"/>'));
+    expect(refusal(() => planDash({ url, text, quality: 'best' })).code).toBe('unsupported_source');
+  });
+});

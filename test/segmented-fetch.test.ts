@@ -1,0 +1,242 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { DownloadError } from '../src/downloads/errors.ts';
+import { fetchPlan } from '../src/sources/segmented/index.ts';
+import type { ByteRange, MediaPlan, SourceContext } from '../src/sources/types.ts';
+import { LocalStorage } from '../src/storage/local.ts';
+import { resolveFfmpeg } from './support/ffmpeg.ts';
+import { startFixtureServer, type FixtureServer, type ServeOptions } from './support/fixture-server.ts';
+import { sha256File } from './support/media.ts';
+import { frameHashes } from './support/streams/segmented-frames.ts';
+import { AES_IV, segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
+
+type Progress = { downloaded: number; total: number | null };
+
+describe('fetching a planned stream', () => {
+  let ffmpeg: string;
+  let media: SegmentedMedia;
+  let sourceFrames: string[];
+  let source: FixtureServer;
+  let dataDir: string;
+  let storage: LocalStorage;
+
+  beforeAll(async () => {
+    ffmpeg = await resolveFfmpeg();
+    media = await segmentedMedia(ffmpeg);
+    sourceFrames = await frameHashes(ffmpeg, media.sourceTs, 'v');
+    source = await startFixtureServer();
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'vds-segmented-test-'));
+    storage = new LocalStorage(dataDir);
+    await storage.init();
+  });
+
+  afterAll(async () => {
+    await source.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** A context on a real working directory; the same `id` gives the same directory, as on a retry. */
+  async function context(id: string, maxFileBytes = 1024 ** 3): Promise<SourceContext & { reports: Progress[] }> {
+    const reports: Progress[] = [];
+    return {
+      url: source.url(`/${id}/index.m3u8`),
+      workDir: await storage.workDir(id),
+      storage,
+      signal: new AbortController().signal,
+      maxFileBytes,
+      validator: null,
+      rememberValidator: async () => {},
+      progress: (downloaded, total) => reports.push({ downloaded, total }),
+      reports,
+    };
+  }
+
+  /** Serves the segments under `/prefix/` and plans them as one muxed track, as an HLS parser would. */
+  function servePlan(prefix: string, segments: string[], options: (name: string) => ServeOptions = () => ({})): MediaPlan {
+    const urls = segments.map((file) => source.file(`/${prefix}/${path.basename(file)}`, file, options(path.basename(file))));
+    return { tracks: [{ kind: 'muxed', segments: urls.map((url) => ({ url })) }] };
+  }
+
+  const requestsUnder = (prefix: string) => source.requests.filter((request) => request.path.startsWith(`/${prefix}/`));
+  const failureOf = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error);
+
+  /** The source TS cut into byte ranges of whole TS packets, the way EXT-X-BYTERANGE cuts a file. */
+  async function rangesOfSource(pieces: number): Promise<ByteRange[]> {
+    const size = (await stat(media.sourceTs)).size;
+    const step = Math.ceil(size / 188 / pieces) * 188;
+    const ranges: ByteRange[] = [];
+    for (let offset = 0; offset < size; offset += step) ranges.push({ offset, length: Math.min(step, size - offset) });
+    return ranges;
+  }
+
+  test('when an HLS stream of MPEG-TS segments is fetched, then one MP4 with the source frames comes back, described and hashed', async () => {
+    const plan = servePlan('plain', media.hlsSegments);
+    const ctx = await context('plain');
+
+    const fetched = await fetchPlan(ctx, plan, ffmpeg);
+
+    expect(fetched).toMatchObject({ path: path.join(ctx.workDir, 'output.mp4'), mime: 'video/mp4', ext: 'mp4', width: 320, height: 240 });
+    expect(fetched.durationSeconds).toBeGreaterThan(5.5);
+    expect(fetched.sizeBytes).toBe((await stat(fetched.path)).size);
+    expect(fetched.sha256).toBe(await sha256File(fetched.path));
+    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(requestsUnder('plain').map((request) => request.path)).toHaveLength(media.hlsSegments.length);
+    // Only the output is left: the pieces and the joined track are gone.
+    expect(await readdir(ctx.workDir)).toEqual(['output.mp4', 'segments']);
+    expect(await readdir(path.join(ctx.workDir, 'segments'))).toEqual([]);
+  });
+
+  test('when the segments are AES-128 encrypted, then they are decrypted with a key fetched once', async () => {
+    const plan = servePlan('aes', media.aesSegments);
+    const keyUrl = source.file('/aes/key.bin', media.aesKey, { contentType: 'application/octet-stream' });
+    for (const segment of plan.tracks[0]!.segments) segment.key = { method: 'AES-128', uri: keyUrl, iv: AES_IV };
+
+    const fetched = await fetchPlan(await context('aes'), plan, ffmpeg);
+
+    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(source.requestsFor('/aes/key.bin')).toHaveLength(1);
+  });
+
+  test('when the segments are fragmented MP4, then the init section is fetched first and put before them', async () => {
+    const plan = servePlan('fmp4', media.fmp4Segments);
+    const delayMs = 200;
+    plan.tracks[0]!.init = { url: source.file('/fmp4/init.mp4', media.fmp4Init, { script: [{ delayMs }] }) };
+
+    const fetched = await fetchPlan(await context('fmp4'), plan, ffmpeg);
+
+    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    const [init, ...segments] = requestsUnder('fmp4');
+    expect(init?.path).toBe('/fmp4/init.mp4');
+    expect(segments).toHaveLength(media.fmp4Segments.length);
+    // The slow init section was answered before any segment was asked for.
+    expect(Math.min(...segments.map((request) => request.receivedAt))).toBeGreaterThanOrEqual(init!.receivedAt + delayMs);
+  });
+
+  test('when the signal aborts during the download, then the fetch stops with its reason and keeps the finished segments', async () => {
+    const plan = servePlan('abort', media.hlsSegments, (name) => (name === 'seg003.ts' ? { stallAfterBytes: 0 } : {}));
+    const ctx = await context('abort');
+    const controller = new AbortController();
+    const reason = new Error('shutting down');
+    const fetching = failureOf(fetchPlan({ ...ctx, signal: controller.signal }, plan, ffmpeg, { concurrency: 1 }));
+    while (source.requestsFor('/abort/seg003.ts').length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const abortedAt = Date.now();
+    controller.abort(reason);
+
+    expect(await fetching).toBe(reason);
+    expect(Date.now() - abortedAt).toBeLessThan(1_000);
+    const kept = await readdir(path.join(ctx.workDir, 'segments'));
+    expect(kept).toHaveLength(3);
+    expect(kept.every((name) => /^t0-[012]-[0-9a-f]+$/.test(name))).toBe(true);
+  });
+
+  test('when the AES-128 key is not 16 bytes long, then the fetch fails with unsupported_source', async () => {
+    const plan = servePlan('short-key', media.aesSegments.slice(0, 2));
+    const keyUrl = source.content('/short-key/key.bin', (await readFile(media.aesKey)).subarray(0, 15));
+    for (const segment of plan.tracks[0]!.segments) segment.key = { method: 'AES-128', uri: keyUrl, iv: AES_IV };
+
+    expect(await failureOf(fetchPlan(await context('short-key'), plan, ffmpeg))).toMatchObject({ code: 'unsupported_source', retryable: false });
+  });
+
+  test('when each segment answers slowly, then no more than `concurrency` are requested at a time, and that many are', async () => {
+    const delayMs = 200;
+    const plan = servePlan('pool', media.hlsSegments, () => ({ script: [{ delayMs, times: Infinity }] }));
+
+    await fetchPlan(await context('pool'), plan, ffmpeg, { concurrency: 2 });
+
+    // A request occupies its slot for at least delayMs, so the requests that arrived within less
+    // than that of one another were all in flight together.
+    const arrivals = requestsUnder('pool').map((request) => request.receivedAt);
+    expect(arrivals).toHaveLength(media.hlsSegments.length);
+    const inFlight = arrivals.map((start) => arrivals.filter((t) => t >= start && t < start + delayMs - 50).length);
+    expect(Math.max(...inFlight)).toBe(2);
+  });
+
+  test('when a segment answers 503 once, then that segment alone is retried and the download completes', async () => {
+    const plan = servePlan('flaky', media.hlsSegments, (name) => (name === 'seg002.ts' ? { statuses: [503] } : {}));
+
+    const fetched = await fetchPlan(await context('flaky'), plan, ffmpeg);
+
+    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(source.requestsFor('/flaky/seg002.ts').map((request) => request.status)).toEqual([503, 200]);
+    expect(requestsUnder('flaky')).toHaveLength(media.hlsSegments.length + 1);
+  });
+
+  test('when a segment answers 404, then the fetch fails with source_http_error without retrying it', async () => {
+    const plan = servePlan('missing', media.hlsSegments, (name) => (name === 'seg001.ts' ? { statuses: [404] } : {}));
+
+    const failure = await failureOf(fetchPlan(await context('missing'), plan, ffmpeg));
+
+    expect(failure).toBeInstanceOf(DownloadError);
+    expect(failure).toMatchObject({ code: 'source_http_error', retryable: false });
+    expect(source.requestsFor('/missing/seg001.ts')).toHaveLength(1);
+  });
+
+  test('when a fetch is run again on the same working directory, then the segments it had finished are not fetched again', async () => {
+    const plan = servePlan('resume', media.hlsSegments, (name) => (name === 'seg003.ts' ? { statuses: [404] } : {}));
+    // One at a time, so the first run has finished exactly the segments before the failing one.
+    expect(await failureOf(fetchPlan(await context('resume'), plan, ffmpeg, { concurrency: 1 }))).toMatchObject({ code: 'source_http_error' });
+    expect(requestsUnder('resume').map((request) => path.basename(request.path))).toEqual(['seg000.ts', 'seg001.ts', 'seg002.ts', 'seg003.ts']);
+
+    const ctx = await context('resume');
+    const fetched = await fetchPlan(ctx, plan, ffmpeg, { concurrency: 1 });
+
+    expect(requestsUnder('resume').slice(4).map((request) => path.basename(request.path))).toEqual(['seg003.ts', 'seg004.ts', 'seg005.ts']);
+    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    // What was on disk counts from the start.
+    const done = (await Promise.all(media.hlsSegments.slice(0, 3).map((file) => stat(file)))).reduce((sum, s) => sum + s.size, 0);
+    expect(ctx.reports[0]).toEqual({ downloaded: done, total: null });
+  });
+
+  test('when every segment is a byte range, then the ranges are asked for, and progress counts up to the known total', async () => {
+    const ranges = await rangesOfSource(5);
+    const url = source.file('/ranges/source.ts', media.sourceTs);
+    const ctx = await context('ranges');
+
+    const fetched = await fetchPlan(ctx, { tracks: [{ kind: 'muxed', segments: ranges.map((byteRange) => ({ url, byteRange })) }] }, ffmpeg);
+
+    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    const asked = source.requestsFor('/ranges/source.ts').map((request) => request.range);
+    expect(asked.sort()).toEqual(ranges.map((range) => `bytes=${range.offset}-${range.offset + range.length - 1}`).sort());
+    const size = (await stat(media.sourceTs)).size;
+    expect(ctx.reports.every((report) => report.total === size)).toBe(true);
+    expect(ctx.reports.at(-1)).toEqual({ downloaded: size, total: size });
+    expect(ctx.reports.map((report) => report.downloaded)).toEqual([...ctx.reports.map((report) => report.downloaded)].sort((a, b) => a - b));
+  });
+
+  test('when the source ignores Range and sends the whole file, then each segment is cut out of it', async () => {
+    const ranges = await rangesOfSource(3);
+    const url = source.file('/no-ranges/source.ts', media.sourceTs, { ranges: false });
+
+    const fetched = await fetchPlan(await context('no-ranges'), { tracks: [{ kind: 'muxed', segments: ranges.map((byteRange) => ({ url, byteRange })) }] }, ffmpeg);
+
+    expect(source.requestsFor('/no-ranges/source.ts').map((request) => request.status)).toEqual([200, 200, 200]);
+    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+  });
+
+  test('when the segments add up to more than MAX_FILE_BYTES, then the fetch fails with source_too_large', async () => {
+    const plan = servePlan('too-large', media.hlsSegments);
+    const failure = await failureOf(fetchPlan(await context('too-large', 100_000), plan, ffmpeg));
+    expect(failure).toMatchObject({ code: 'source_too_large', retryable: false });
+
+    // With every size known beforehand, nothing is fetched at all.
+    const url = source.file('/too-large-ranges/source.ts', media.sourceTs);
+    const ranged: MediaPlan = { tracks: [{ kind: 'muxed', segments: (await rangesOfSource(3)).map((byteRange) => ({ url, byteRange })) }] };
+    expect(await failureOf(fetchPlan(await context('too-large-ranges', 100_000), ranged, ffmpeg))).toMatchObject({ code: 'source_too_large' });
+    expect(source.requestsFor('/too-large-ranges/source.ts')).toHaveLength(0);
+  });
+
+  test('when a plan has separate video and audio tracks, then they are merged into one file with both', async () => {
+    const video = source.file('/tracks/video.ts', media.videoOnlyTs);
+    const audio = source.file('/tracks/audio.aac', media.audioOnlyAac);
+    // Listed audio first: the order of the plan must not decide which input gives the video.
+    const plan: MediaPlan = { tracks: [{ kind: 'audio', segments: [{ url: audio }] }, { kind: 'video', segments: [{ url: video }] }] };
+
+    const fetched = await fetchPlan(await context('tracks'), plan, ffmpeg);
+
+    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(await frameHashes(ffmpeg, fetched.path, 'a')).toEqual(await frameHashes(ffmpeg, media.audioOnlyAac, 'a'));
+    expect((await readFile(fetched.path)).subarray(4, 8).toString('latin1')).toBe('ftyp');
+  });
+});
