@@ -7,6 +7,8 @@ import { applyMigrations } from './db/migrate.ts';
 import { createPrisma } from './db/prisma.ts';
 import { createApp } from './http/app.ts';
 import { startQueue } from './queue/index.ts';
+import { resolveFfmpegPath } from './media/ffmpeg.ts';
+import { SourceHttp } from './sources/http.ts';
 import { LocalStorage } from './storage/local.ts';
 import { startWorker, type Worker } from './worker/index.ts';
 
@@ -29,7 +31,13 @@ export async function startService(config: Config): Promise<Service> {
   const storage = new LocalStorage(config.dataDir);
   await storage.init();
 
-  const worker: Worker | undefined = config.role === 'api' ? undefined : await startWorker(boss, { prisma, storage, config });
+  const http = new SourceHttp({
+    allowPrivateAddresses: config.allowPrivateAddresses,
+    connectTimeoutMs: config.sourceConnectTimeoutSeconds * 1000,
+    idleTimeoutMs: config.sourceIdleTimeoutSeconds * 1000,
+  });
+  const worker: Worker | undefined =
+    config.role === 'api' ? undefined : await startWorker(boss, { prisma, storage, http, ffmpeg: await resolveFfmpegPath(config.ffmpegPath), config });
   let server: Server | undefined;
   if (config.role !== 'worker') {
     const app = createApp({ prisma, boss, storage, config });
@@ -40,17 +48,20 @@ export async function startService(config: Config): Promise<Service> {
   const address = server?.address() as AddressInfo | undefined;
   const host = address?.family === 'IPv6' ? `[${address.address}]` : address?.address;
 
+  let stopped: Promise<void> | undefined;
+  const stop = async () => {
+    // Stop taking requests, let running downloads checkpoint and requeue, then close the rest.
+    const closed = server ? closeServer(server) : Promise.resolve();
+    await worker?.stop();
+    await boss.stop({ graceful: true, timeout: DRAIN_MS });
+    await closed;
+    await http.close();
+    await prisma.$disconnect();
+    await embedded?.stop();
+  };
   return {
     url: address ? `http://${host}:${address.port}${config.basePath}` : '',
-    async stop() {
-      // Stop taking requests, let running downloads checkpoint and requeue, then close the rest.
-      const closed = server ? closeServer(server) : Promise.resolve();
-      await worker?.stop();
-      await boss.stop({ graceful: true, timeout: DRAIN_MS });
-      await closed;
-      await prisma.$disconnect();
-      await embedded?.stop();
-    },
+    stop: () => (stopped ??= stop()),
   };
 }
 

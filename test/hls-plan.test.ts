@@ -8,6 +8,9 @@ import type { MediaPlan, Quality, Segment, SegmentKey } from '../src/sources/typ
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { prepareHlsFixtures, serveHlsFixture, type HlsFixtureName, type HlsFixtures } from './support/streams/hls-fixtures.ts';
 import { HLS_EXPLICIT_IV, HLS_SEQUENCE_START } from './support/streams/hls-recipes.ts';
+import { testSourceHttp } from './support/source-http.ts';
+
+const http = testSourceHttp();
 
 let server: FixtureServer;
 let fixtures: HlsFixtures;
@@ -41,11 +44,11 @@ async function fetchText(url: string): Promise<{ url: string; text: string }> {
 
 async function plan(url: string, quality: Quality = 'best'): Promise<MediaPlan> {
   const playlist = await fetchText(url);
-  return planHls({ ...playlist, quality, signal: AbortSignal.timeout(10_000) });
+  return planHls({ ...playlist, http, quality, signal: AbortSignal.timeout(10_000) });
 }
 
 function planText(url: string, text: string, quality: Quality = 'best'): Promise<MediaPlan> {
-  return planHls({ url, text, quality, signal: AbortSignal.timeout(10_000) });
+  return planHls({ http, url, text, quality, signal: AbortSignal.timeout(10_000) });
 }
 
 function sequenceIv(sequence: number): Buffer {

@@ -1,5 +1,5 @@
 import { findMediaInPage } from '../src/sources/html/page-media.ts';
-import { httpGet } from '../src/sources/http.ts';
+import { testSourceHttp } from './support/source-http.ts';
 import { startFixtureServer } from './support/fixture-server.ts';
 
 const PAGE_URL = 'https://site.example/watch/episode-1.html';
@@ -178,7 +178,7 @@ describe('findMediaInPage: title', () => {
 });
 
 describe('findMediaInPage over HTTP', () => {
-  test('when a page is served by a web server and fetched with httpGet, then its media resolve against the final URL', async () => {
+  test('when a page is served by a web server and fetched by the source client, then its media resolve against the final URL', async () => {
     const source = await startFixtureServer();
     try {
       const html = page(
@@ -187,10 +187,11 @@ describe('findMediaInPage over HTTP', () => {
       );
       source.content('/videos/watch.html', html);
       const pageUrl = source.redirect('/v/1', '/videos/watch.html');
-      const response = await httpGet(pageUrl);
+      const response = await testSourceHttp().get(pageUrl);
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
-      const found = findMediaInPage({ html: await response.body.text(), pageUrl: response.url });
+      const served = Buffer.concat((await response.body.toArray()) as Buffer[]).toString('utf8');
+      const found = findMediaInPage({ html: served, pageUrl: response.url });
       expect(found).toEqual({
         candidates: [source.url('/videos/media/clip.mp4'), source.url('/streams/master.m3u8')],
         title: 'Served & parsed',

@@ -11,6 +11,7 @@ import { startFixtureServer, type FixtureServer, type ServeOptions } from './sup
 import { sha256File } from './support/media.ts';
 import { frameHashes } from './support/streams/segmented-frames.ts';
 import { AES_IV, segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
+import { testSourceHttp } from './support/source-http.ts';
 
 type Progress = { downloaded: number; total: number | null };
 
@@ -42,6 +43,7 @@ describe('fetching a planned stream', () => {
     const reports: Progress[] = [];
     return {
       url: source.url(`/${id}/index.m3u8`),
+      http: testSourceHttp(),
       workDir: await storage.workDir(id),
       storage,
       signal: new AbortController().signal,

@@ -27,6 +27,9 @@ const schema = z.object({
   FILE_TTL_SECONDS: int(1).default(86_400),
   WORKER_CONCURRENCY: int(1, 256).default(4),
   FFMPEG_PATH: z.string().min(1).optional(),
+  SOURCE_CONNECT_TIMEOUT_SECONDS: int(1, 600).default(15),
+  SOURCE_IDLE_TIMEOUT_SECONDS: int(1, 3600).default(30),
+  DOWNLOAD_TIMEOUT_SECONDS: int(1).default(6 * 3600),
   MAX_ATTEMPTS: int(1, 100).default(5),
   RETRY_DELAY_SECONDS: int(1, 3600).default(2),
   RATE_LIMIT_PER_MINUTE: int(0).default(120),
@@ -46,6 +49,9 @@ export type Config = {
   fileTtlSeconds: number;
   workerConcurrency: number;
   ffmpegPath: string | undefined;
+  sourceConnectTimeoutSeconds: number;
+  sourceIdleTimeoutSeconds: number;
+  downloadTimeoutSeconds: number;
   maxAttempts: number;
   retryDelaySeconds: number;
   rateLimitPerMinute: number;
@@ -76,6 +82,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fileTtlSeconds: c.FILE_TTL_SECONDS,
     workerConcurrency: c.WORKER_CONCURRENCY,
     ffmpegPath: c.FFMPEG_PATH,
+    sourceConnectTimeoutSeconds: c.SOURCE_CONNECT_TIMEOUT_SECONDS,
+    sourceIdleTimeoutSeconds: c.SOURCE_IDLE_TIMEOUT_SECONDS,
+    downloadTimeoutSeconds: c.DOWNLOAD_TIMEOUT_SECONDS,
     maxAttempts: c.MAX_ATTEMPTS,
     retryDelaySeconds: c.RETRY_DELAY_SECONDS,
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,

@@ -1,54 +1,123 @@
+import type { Readable } from 'node:stream';
 import { Agent, errors, request, type Dispatcher } from 'undici';
 import { DownloadError } from '../downloads/errors.ts';
+import { BLOCKED_ADDRESS, ipLiteralOf, isPublicAddress, publicOnlyLookup } from './address-policy.ts';
 
-// One HTTP client for every source kind: redirects are followed here, hop by hop, so that each hop
-// is a request of its own (and can be checked like the first), and transport failures become the
-// contract's error codes.
+// One HTTP client for every source kind. Redirects are followed here, hop by hop, so that every
+// hop is checked like the first; connections go only to addresses the policy allows; transport
+// failures become the contract's error codes.
 
 const MAX_REDIRECTS = 10;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-const agent = new Agent({
-  connectTimeout: 15_000,
-  headersTimeout: 30_000,
-  // The idle timeout while streaming: a source that stops sending for this long has stalled.
-  bodyTimeout: 30_000,
-  keepAliveTimeout: 10_000,
-});
+export type SourcePolicy = {
+  allowPrivateAddresses: boolean;
+  connectTimeoutMs: number;
+  /** How long a source may send nothing (no headers, or no body bytes) before it counts as stalled. */
+  idleTimeoutMs: number;
+};
 
 export type SourceResponse = {
   url: string;
   status: number;
   headers: Record<string, string | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  body: Readable;
 };
+
+/** Lets go of a body that is not wanted (an error page, a response that will be asked for again). */
+export function discard(response: SourceResponse): void {
+  // Destroying it is the point; the abort error it then emits is not news to anyone.
+  response.body.on('error', () => {});
+  response.body.destroy();
+}
+
+type GetOptions = { headers?: Record<string, string>; signal?: AbortSignal };
+
+export class SourceHttp {
+  private readonly agent: Agent;
+
+  constructor(private readonly policy: SourcePolicy) {
+    this.agent = new Agent({
+      connectTimeout: policy.connectTimeoutMs,
+      headersTimeout: policy.idleTimeoutMs,
+      bodyTimeout: policy.idleTimeoutMs,
+      keepAliveTimeout: 10_000,
+      connect: policy.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup },
+    });
+  }
+
+  async get(url: string, options: GetOptions = {}): Promise<SourceResponse> {
+    let current = url;
+    for (let hop = 0; ; hop++) {
+      this.refuseBlockedLiteral(current);
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(current, {
+          method: 'GET',
+          dispatcher: this.agent,
+          headers: { 'user-agent': 'video-download-service', ...options.headers },
+          signal: options.signal,
+        });
+      } catch (error) {
+        throw transportError(error, options.signal);
+      }
+      const location = response.headers.location;
+      if (!REDIRECTS.has(response.statusCode) || typeof location !== 'string') {
+        return { url: current, status: response.statusCode, headers: flatten(response.headers), body: response.body };
+      }
+      await response.body.dump();
+      if (hop >= MAX_REDIRECTS) throw new DownloadError('source_http_error', `The source redirected more than ${MAX_REDIRECTS} times.`);
+      current = new URL(location, current).toString();
+    }
+  }
+
+  /** A small document (playlist, manifest, key, page) whole; a larger one is refused with `tooLarge`. */
+  async getBody(url: string, options: { signal: AbortSignal; maxBytes: number; tooLarge: string }): Promise<{ url: string; body: Buffer }> {
+    const response = await this.get(url, { signal: options.signal });
+    if (response.status < 200 || response.status >= 300) {
+      discard(response);
+      throw httpStatusError(response.status);
+    }
+    return { url: response.url, body: await readBody(response.body, options) };
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+
+  /** A literal address needs no lookup, so the lookup's check would never see it. */
+  private refuseBlockedLiteral(url: string): void {
+    if (this.policy.allowPrivateAddresses) return;
+    const literal = ipLiteralOf(new URL(url));
+    if (literal && !isPublicAddress(literal)) throw blockedAddress(new URL(url).hostname);
+  }
+}
+
+/** Reads a body that must stay below `maxBytes`, stopping as soon as it does not. */
+export async function readBody(
+  body: AsyncIterable<unknown>,
+  options: { signal: AbortSignal; maxBytes: number; tooLarge: string },
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      size += (chunk as Buffer).length;
+      if (size > options.maxBytes) throw new DownloadError('unsupported_source', options.tooLarge);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    throw transportError(error, options.signal);
+  }
+  return Buffer.concat(chunks);
+}
 
 function flatten(headers: Dispatcher.ResponseData['headers']): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
 }
 
-export async function httpGet(url: string, options: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<SourceResponse> {
-  let current = url;
-  for (let hop = 0; ; hop++) {
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await request(current, {
-        method: 'GET',
-        dispatcher: agent,
-        headers: { 'user-agent': 'video-download-service', ...options.headers },
-        signal: options.signal,
-      });
-    } catch (error) {
-      throw transportError(error, options.signal);
-    }
-    const location = response.headers.location;
-    if (!REDIRECTS.has(response.statusCode) || typeof location !== 'string') {
-      return { url: current, status: response.statusCode, headers: flatten(response.headers), body: response.body };
-    }
-    await response.body.dump();
-    if (hop >= MAX_REDIRECTS) throw new DownloadError('source_http_error', `The source redirected more than ${MAX_REDIRECTS} times.`);
-    current = new URL(location, current).toString();
-  }
+function blockedAddress(host: string): DownloadError {
+  return new DownloadError('blocked_address', `The source ${host} is on a private or loopback address, which this server does not fetch from.`);
 }
 
 /** A source answer that is not a success, as the contract's error: 5xx, 408 and 429 may pass. */
@@ -60,10 +129,14 @@ export function httpStatusError(status: number): DownloadError {
 /** Maps a failure of the connection (before or during the body) to the contract's codes. */
 export function transportError(error: unknown, signal?: AbortSignal): unknown {
   if (signal?.aborted || error instanceof DownloadError) return signal?.reason ?? error;
+  const withCause = error as { code?: string; cause?: { code?: string; host?: string }; host?: string };
+  const code = withCause.code ?? '';
+  if (code === BLOCKED_ADDRESS || withCause.cause?.code === BLOCKED_ADDRESS) {
+    return blockedAddress(withCause.host ?? withCause.cause?.host ?? 'source');
+  }
   if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError || error instanceof errors.ConnectTimeoutError) {
     return new DownloadError('source_timeout', 'The source stopped responding.', true);
   }
-  const code = (error as { code?: string }).code ?? '';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return new DownloadError('source_unreachable', 'The source host name could not be resolved.', code === 'EAI_AGAIN');
   }

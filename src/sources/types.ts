@@ -1,8 +1,10 @@
 import type { LocalStorage } from '../storage/local.ts';
+import type { SourceHttp } from './http.ts';
 
 /** What a source needs to fetch one download into its working directory. */
 export type SourceContext = {
   url: string;
+  http: SourceHttp;
   workDir: string;
   storage: LocalStorage;
   signal: AbortSignal;

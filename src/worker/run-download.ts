@@ -3,12 +3,13 @@ import type { Prisma } from '../db/prisma.ts';
 import { asDownloadError, DownloadError } from '../downloads/errors.ts';
 import { fileNameFor } from '../downloads/filename.ts';
 import { markCompleted, markFailed, markProcessing, markRetrying, rememberSourceValidator, startAttempt } from '../downloads/transitions.ts';
-import { detectContainer } from '../media/container.ts';
-import { fetchDirect } from '../sources/direct/index.ts';
+import type { SourceHttp } from '../sources/http.ts';
+import { fetchMedia } from '../sources/index.ts';
+import { parseQuality } from '../downloads/present.ts';
 import type { LocalStorage } from '../storage/local.ts';
 import { ProgressRecorder } from './progress.ts';
 
-export type WorkerDeps = { prisma: Prisma; storage: LocalStorage; config: Config };
+export type WorkerDeps = { prisma: Prisma; storage: LocalStorage; http: SourceHttp; ffmpeg: string; config: Config };
 
 /** Thrown into a running download when the process shuts down; the job is retried later. */
 export class ShutdownError extends Error {
@@ -22,14 +23,18 @@ export class ShutdownError extends Error {
  * One attempt at one download. It returns when the download has reached an end (completed or
  * failed for good) and throws when it must run again, so that pg-boss retries the job with backoff.
  */
-export async function runDownload(deps: WorkerDeps, id: string, signal: AbortSignal): Promise<void> {
+export async function runDownload(deps: WorkerDeps, id: string, shutdown: AbortSignal): Promise<void> {
   const { prisma, storage, config } = deps;
   const row = await startAttempt(prisma, id);
   if (!row) return;
   const progress = new ProgressRecorder(prisma, id);
+  const signal = AbortSignal.any([shutdown, AbortSignal.timeout(config.downloadTimeoutSeconds * 1000)]);
   try {
-    const fetched = await fetchDirect({
+    const fetched = await fetchMedia({
       url: row.url,
+      quality: parseQuality(row.quality),
+      http: deps.http,
+      ffmpeg: deps.ffmpeg,
       workDir: await storage.workDir(id),
       storage,
       signal,
@@ -40,30 +45,30 @@ export async function runDownload(deps: WorkerDeps, id: string, signal: AbortSig
     });
     await progress.flush();
     await markProcessing(prisma, id);
-    const container = await detectContainer(fetched.path, fetched.declaredType);
-    if (!container) throw new DownloadError('unsupported_source', 'No video or audio was found at the URL.');
     await storage.commit(id, fetched.path);
     await markCompleted(
       prisma,
       id,
       {
-        fileName: fileNameFor(row.requestedFilename, row.url, container.ext),
-        contentType: container.mime,
+        fileName: fileNameFor(row.requestedFilename ?? fetched.title, row.url, fetched.ext),
+        contentType: fetched.mime,
         sizeBytes: fetched.sizeBytes,
         sha256: fetched.sha256,
-        durationSeconds: null,
-        width: null,
-        height: null,
+        durationSeconds: fetched.durationSeconds,
+        width: fetched.width,
+        height: fetched.height,
       },
       config.fileTtlSeconds,
     );
   } catch (thrown) {
     await progress.flush();
-    if (signal.aborted) {
+    if (shutdown.aborted) {
       await markRetrying(prisma, id, null);
       throw thrown;
     }
-    const error = asDownloadError(thrown);
+    const error = signal.aborted
+      ? new DownloadError('source_timeout', `The download took longer than ${config.downloadTimeoutSeconds} seconds.`, false)
+      : asDownloadError(thrown);
     if (error.retryable && row.attempts < config.maxAttempts) {
       await markRetrying(prisma, id, error);
       throw error;

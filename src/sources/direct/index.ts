@@ -1,11 +1,11 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { truncate } from 'node:fs/promises';
+import { readFile, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../downloads/errors.ts';
-import { httpGet, httpStatusError, transportError, type SourceResponse } from '../http.ts';
+import { discard, httpStatusError, transportError, type SourceResponse } from '../http.ts';
 import type { FetchedFile, SourceContext } from '../types.ts';
 
 // A URL that is itself the media file. The body streams to disk (never whole in memory) and
@@ -13,16 +13,30 @@ import type { FetchedFile, SourceContext } from '../types.ts';
 // a Range request, guarded by If-Range so that a changed file starts over instead of splicing.
 
 const PARTIAL = 'direct.part';
+/** The URL the partial file comes from, which is not the download's URL when that was a page. */
+const PARTIAL_SOURCE = 'direct.url';
 
-export async function fetchDirect(ctx: SourceContext): Promise<FetchedFile> {
+/** The URL an earlier attempt left bytes of, to resume from; null when there are none. */
+export async function resumableDirect(ctx: SourceContext): Promise<string | null> {
+  if ((await ctx.storage.size(path.join(ctx.workDir, PARTIAL))) === 0) return null;
+  return readFile(path.join(ctx.workDir, PARTIAL_SOURCE), 'utf8').catch(() => null);
+}
+
+/**
+ * Fetches ctx.url into the working directory. `opened` is a response to a plain GET of it that the
+ * caller already has (it looked at the first bytes to know the URL is a file); it is used when
+ * there is nothing to resume.
+ */
+export async function fetchDirect(ctx: SourceContext, opened?: SourceResponse): Promise<FetchedFile> {
   const partial = path.join(ctx.workDir, PARTIAL);
   let have = await ctx.storage.size(partial);
-  let response = await request(ctx, have);
+  if (opened && have > 0) discard(opened);
+  let response = opened && have === 0 ? opened : await request(ctx, have);
 
   if (have > 0 && response.status === 416) {
     // Everything was on disk already (a crash between the last byte and the rename) or the file shrank.
     const total = totalFromContentRange(response.headers['content-range']);
-    await response.body.dump();
+    discard(response);
     if (total === have) return finish(partial, have, await hashFile(partial), response);
     have = 0;
     response = await request(ctx, have);
@@ -31,23 +45,24 @@ export async function fetchDirect(ctx: SourceContext): Promise<FetchedFile> {
     // The source ignored the range, or the file changed (If-Range): start again from zero.
     have = 0;
     if (response.status !== 200) {
-      await response.body.dump();
+      discard(response);
       response = await request(ctx, have);
     }
   }
   if (response.status !== 200 && response.status !== 206) {
-    await response.body.dump();
+    discard(response);
     throw httpStatusError(response.status);
   }
   if (have === 0) {
     await truncate(partial).catch(() => {});
+    await writeFile(path.join(ctx.workDir, PARTIAL_SOURCE), ctx.url);
     await ctx.rememberValidator(resumeValidator(response.headers));
   }
 
   const length = Number(response.headers['content-length'] ?? NaN);
   const total = response.status === 206 ? totalFromContentRange(response.headers['content-range']) : Number.isFinite(length) ? length : null;
   if (total !== null && total > ctx.maxFileBytes) {
-    await response.body.dump().catch(() => {});
+    discard(response);
     throw new DownloadError('source_too_large', `The file has ${total} bytes; the limit is ${ctx.maxFileBytes}.`);
   }
 
@@ -83,7 +98,7 @@ function request(ctx: SourceContext, from: number): Promise<SourceResponse> {
     headers.range = `bytes=${from}-`;
     if (ctx.validator) headers['if-range'] = ctx.validator;
   }
-  return httpGet(ctx.url, { headers, signal: ctx.signal });
+  return ctx.http.get(ctx.url, { headers, signal: ctx.signal });
 }
 
 function finish(partial: string, size: number, hash: Hash, response: SourceResponse): FetchedFile {

@@ -1,4 +1,5 @@
 import { DownloadError } from '../../downloads/errors.ts';
+import type { SourceHttp } from '../http.ts';
 import type { MediaPlan, Quality, Track } from '../types.ts';
 import { fetchPlaylist } from './fetch-playlist.ts';
 import { refuseDrm } from './keys.ts';
@@ -12,7 +13,9 @@ import { chooseAudioUri, chooseVariant } from './variants.ts';
  * relative URIs resolve against it. A master playlist is narrowed to one variant by `quality`, plus
  * its audio rendition when the audio is a playlist of its own.
  */
-export async function planHls(input: { url: string; text: string; quality: Quality; signal: AbortSignal }): Promise<MediaPlan> {
+export type HlsInput = { http: SourceHttp; url: string; text: string; quality: Quality; signal: AbortSignal };
+
+export async function planHls(input: HlsInput): Promise<MediaPlan> {
   const playlist = parsePlaylist(input.text, input.url);
   if (!playlist.isMasterPlaylist) return { tracks: [trackFromMediaPlaylist(playlist, input.url, 'muxed')] };
 
@@ -22,14 +25,14 @@ export async function planHls(input: { url: string; text: string; quality: Quali
   if (!variant) throw new DownloadError('unsupported_source', `The HLS master playlist at ${input.url} lists no variant streams.`);
   const audioUri = chooseAudioUri(variant);
   const tracks = await Promise.all([
-    loadTrack(resolveUri(variant.uri, input.url), audioUri ? 'video' : 'muxed', input.signal),
-    ...(audioUri ? [loadTrack(resolveUri(audioUri, input.url), 'audio', input.signal)] : []),
+    loadTrack(input, resolveUri(variant.uri, input.url), audioUri ? 'video' : 'muxed'),
+    ...(audioUri ? [loadTrack(input, resolveUri(audioUri, input.url), 'audio')] : []),
   ]);
   return { tracks };
 }
 
-async function loadTrack(url: string, kind: Track['kind'], signal: AbortSignal): Promise<Track> {
-  const fetched = await fetchPlaylist(url, signal);
+async function loadTrack(input: HlsInput, url: string, kind: Track['kind']): Promise<Track> {
+  const fetched = await fetchPlaylist(input.http, url, input.signal);
   const playlist = parsePlaylist(fetched.text, fetched.url);
   if (playlist.isMasterPlaylist) {
     throw new DownloadError('unsupported_source', `The HLS variant at ${fetched.url} is another master playlist, not a media playlist.`);

@@ -4,13 +4,13 @@ import { rename, rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../downloads/errors.ts';
-import { httpGet, httpStatusError, transportError, type SourceResponse } from '../http.ts';
+import { discard, httpStatusError, transportError, type SourceHttp, type SourceResponse } from '../http.ts';
 import type { ByteRange } from '../types.ts';
 import type { KeyCache } from './keys.ts';
 import type { Piece } from './layout.ts';
 import type { ByteMeter } from './meter.ts';
 
-export type PieceDeps = { keys: KeyCache; meter: ByteMeter; signal: AbortSignal };
+export type PieceDeps = { http: SourceHttp; keys: KeyCache; meter: ByteMeter; signal: AbortSignal };
 
 /**
  * Downloads one init section or segment, decrypted, into its file. The file appears (by rename)
@@ -20,7 +20,7 @@ export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
   const { meter, signal } = deps;
   const decrypt = piece.key ? createDecipheriv('aes-128-cbc', await deps.keys.get(piece.key.uri, signal), piece.key.iv) : new PassThrough();
   const range = piece.byteRange;
-  const response = await httpGet(piece.url, { headers: range ? { range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}, signal });
+  const response = await deps.http.get(piece.url, { headers: range ? { range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}, signal });
   const body = await bodyOf(response, range);
   const expected = range?.length ?? contentLength(response);
 
@@ -53,7 +53,7 @@ export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
 async function bodyOf(response: SourceResponse, range: ByteRange | undefined): Promise<AsyncIterable<Buffer>> {
   const expectedStatus = range ? [200, 206] : [200];
   if (!expectedStatus.includes(response.status)) {
-    await response.body.dump().catch(() => {});
+    discard(response);
     throw httpStatusError(response.status);
   }
   if (!range) return response.body;
@@ -61,7 +61,7 @@ async function bodyOf(response: SourceResponse, range: ByteRange | undefined): P
   const asked = `bytes ${range.offset}-${range.offset + range.length - 1}/`;
   const answered = response.headers['content-range'] ?? '';
   if (!answered.startsWith(asked)) {
-    await response.body.dump().catch(() => {});
+    discard(response);
     throw new DownloadError('source_http_error', `The source answered ${answered || 'no Content-Range'} to a request for ${asked}… of ${response.url}.`);
   }
   return response.body;

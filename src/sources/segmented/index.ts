@@ -1,12 +1,9 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
 import { DownloadError } from '../../downloads/errors.ts';
-import { probe, type MediaInfo } from '../../media/probe.ts';
-import { remux, type RemuxedFile } from '../../media/remux.ts';
+import { describe, type DescribedFile } from '../../media/describe.ts';
+import { remux } from '../../media/remux.ts';
 import type { FetchedFile, MediaPlan, SourceContext, Track } from '../types.ts';
 import { fetchPiece, type PieceDeps } from './fetch-piece.ts';
 import { joinTrack } from './join.ts';
@@ -20,7 +17,7 @@ import { withRetries } from './retry.ts';
 // copies the tracks into one container. Finished pieces survive a crash, so a retry fetches only
 // what is missing.
 
-export type FetchedStream = FetchedFile & Pick<RemuxedFile, 'mime' | 'ext'> & Omit<MediaInfo, 'streams'>;
+export type FetchedStream = FetchedFile & DescribedFile;
 
 export type FetchPlanOptions = { concurrency?: number };
 
@@ -46,31 +43,20 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
   if (total !== null && total > ctx.maxFileBytes) throw tooLarge(ctx.maxFileBytes, total);
   const todo = await unfinished(tracks);
   const meter = new ByteMeter(ctx, total, todo.doneBytes);
-  const keys = new KeyCache();
+  const keys = new KeyCache(ctx.http);
   const pool = { concurrency: options.concurrency ?? 8, signal: ctx.signal };
   // Init sections first: without one a track is useless, so a missing one fails before the bulk.
-  await fetchAll(todo.pieces.filter((piece) => piece.init), pool, { keys, meter });
-  await fetchAll(todo.pieces.filter((piece) => !piece.init), pool, { keys, meter });
+  await fetchAll(todo.pieces.filter((piece) => piece.init), pool, { http: ctx.http, keys, meter });
+  await fetchAll(todo.pieces.filter((piece) => !piece.init), pool, { http: ctx.http, keys, meter });
   for (const track of tracks) {
     if ((await sizeOnDisk(track.file)) === null) await joinTrack(track, ctx.signal);
   }
 
   const output = await remux({ ffmpeg, inputs: videoFirst(tracks).map((track) => track.file), output: path.join(ctx.workDir, 'output'), signal: ctx.signal });
   await Promise.all(tracks.map((track) => rm(track.file, { force: true })));
-  const sizeBytes = (await stat(output.path)).size;
-  if (sizeBytes > ctx.maxFileBytes) throw tooLarge(ctx.maxFileBytes, sizeBytes);
-  const { durationSeconds, width, height } = await probe({ ffmpeg, file: output.path, signal: ctx.signal });
-  return {
-    path: output.path,
-    sizeBytes,
-    sha256: await sha256Of(output.path, ctx.signal),
-    declaredType: output.mime,
-    mime: output.mime,
-    ext: output.ext,
-    durationSeconds,
-    width,
-    height,
-  };
+  const described = await describe(ffmpeg, output, ctx.signal);
+  if (described.sizeBytes > ctx.maxFileBytes) throw tooLarge(ctx.maxFileBytes, described.sizeBytes);
+  return { ...described, declaredType: output.mime };
 }
 
 /**
@@ -102,10 +88,4 @@ const KIND_ORDER: Record<Track['kind'], number> = { video: 0, muxed: 1, audio: 2
 /** remux takes the video from its first input and the audio from its last. */
 function videoFirst(tracks: TrackLayout[]): TrackLayout[] {
   return [...tracks].sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind]);
-}
-
-async function sha256Of(file: string, signal: AbortSignal): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(file), hash, { signal });
-  return hash.digest('hex');
 }

@@ -1,0 +1,124 @@
+import { DownloadError } from '../downloads/errors.ts';
+import { detectContainer } from '../media/container.ts';
+import { describe } from '../media/describe.ts';
+import { probe } from '../media/probe.ts';
+import { remux } from '../media/remux.ts';
+import { planDash } from './dash/index.ts';
+import { detectKind } from './detect.ts';
+import { fetchDirect, resumableDirect } from './direct/index.ts';
+import { planHls } from './hls/index.ts';
+import { findMediaInPage } from './html/page-media.ts';
+import { discard, httpStatusError, readBody, type SourceResponse } from './http.ts';
+import { peek } from './peek.ts';
+import { fetchPlan } from './segmented/index.ts';
+import type { FetchedFile, MediaPlan, Quality, SourceContext } from './types.ts';
+
+// Any URL a client posts: what it is (a file, an HLS or DASH manifest, a page) is decided from the
+// response itself, its first bytes before its declared type, and a page is searched for the media
+// it carries, which is then fetched as its own kind.
+
+export type MediaContext = SourceContext & { quality: Quality; ffmpeg: string };
+
+export type FetchedMedia = FetchedFile & {
+  mime: string;
+  ext: string;
+  durationSeconds: number | null;
+  width: number | null;
+  height: number | null;
+  /** The page's title, when the media came from a page; a better file name than the URL's. */
+  title: string | null;
+};
+
+const HEAD_BYTES = 1024;
+const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+const MAX_PAGE_BYTES = 8 * 1024 * 1024;
+/** Candidates of a page tried before giving up: the first usually works, the rest are fallbacks. */
+const MAX_PAGE_CANDIDATES = 5;
+
+export async function fetchMedia(ctx: MediaContext): Promise<FetchedMedia> {
+  // Bytes left by an earlier attempt are resumed at once, without asking what the URL is again.
+  const resumable = await resumableDirect(ctx);
+  if (resumable) return fromDirect({ ...ctx, url: resumable });
+  return fetchUrl(ctx, ctx.url, true);
+}
+
+async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): Promise<FetchedMedia> {
+  const response = await ctx.http.get(url, { signal: ctx.signal });
+  if (response.status < 200 || response.status >= 300) {
+    discard(response);
+    throw httpStatusError(response.status);
+  }
+  const { head, whole } = await peek(response.body, HEAD_BYTES);
+  const opened: SourceResponse = { ...response, body: whole };
+  const kind = await detectKind({ url: response.url, contentType: response.headers['content-type'] ?? null, head });
+  const target = { ...ctx, url };
+  switch (kind) {
+    case 'direct':
+      return fromDirect(target, opened);
+    case 'hls': {
+      const text = await readText(opened, ctx, MAX_MANIFEST_BYTES, 'HLS playlist');
+      return fromPlan(target, await planHls({ http: ctx.http, url: response.url, text, quality: ctx.quality, signal: ctx.signal }));
+    }
+    case 'dash': {
+      const text = await readText(opened, ctx, MAX_MANIFEST_BYTES, 'DASH manifest');
+      return fromPlan(target, planDash({ url: response.url, text, quality: ctx.quality }));
+    }
+    case 'html':
+      if (pagesAllowed) return fromPage(target, response.url, await readText(opened, ctx, MAX_PAGE_BYTES, 'page'));
+      break;
+  }
+  discard(opened);
+  throw new DownloadError('unsupported_source', `No video or audio was found at ${url}.`);
+}
+
+async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<FetchedMedia> {
+  const fetched = await fetchDirect(ctx, opened);
+  const container = await detectContainer(fetched.path, fetched.declaredType);
+  if (!container) throw new DownloadError('unsupported_source', `No video or audio was found at ${ctx.url}.`);
+  if (container.mime === 'video/mp2t') {
+    // A transport stream plays in few places as a file; its H.264/AAC go into MP4 as they are.
+    const remuxed = await remux({ ffmpeg: ctx.ffmpeg, inputs: [fetched.path], output: `${fetched.path}.remuxed`, signal: ctx.signal });
+    return { ...(await describe(ctx.ffmpeg, remuxed, ctx.signal)), declaredType: remuxed.mime, title: null };
+  }
+  const info = await probe({ ffmpeg: ctx.ffmpeg, file: fetched.path, signal: ctx.signal }).catch(() => null);
+  return {
+    ...fetched,
+    mime: container.mime,
+    ext: container.ext,
+    durationSeconds: info?.durationSeconds ?? null,
+    width: info?.width ?? null,
+    height: info?.height ?? null,
+    title: null,
+  };
+}
+
+async function fromPlan(ctx: MediaContext, plan: MediaPlan): Promise<FetchedMedia> {
+  const fetched = await fetchPlan(ctx, plan, ctx.ffmpeg);
+  return { ...fetched, title: null };
+}
+
+async function fromPage(ctx: MediaContext, pageUrl: string, html: string): Promise<FetchedMedia> {
+  const { candidates, title } = findMediaInPage({ html, pageUrl });
+  let lastError: DownloadError | undefined;
+  for (const candidate of candidates.slice(0, MAX_PAGE_CANDIDATES)) {
+    try {
+      return { ...(await fetchUrl(ctx, candidate, false)), title };
+    } catch (error) {
+      // A dead or unusable candidate gives way to the next; anything else (a stall, a full disk,
+      // a shutdown) is the download's own problem and ends it here.
+      if (!(error instanceof DownloadError) || !isCandidateFailure(error)) throw error;
+      lastError = error;
+    }
+  }
+  if (lastError) throw lastError;
+  throw new DownloadError('unsupported_source', `No video was found in the page at ${pageUrl}.`);
+}
+
+function isCandidateFailure(error: DownloadError): boolean {
+  return error.code === 'unsupported_source' || (error.code === 'source_http_error' && !error.retryable);
+}
+
+async function readText(response: SourceResponse, ctx: MediaContext, maxBytes: number, what: string): Promise<string> {
+  const body = await readBody(response.body, { signal: ctx.signal, maxBytes, tooLarge: `The ${what} at ${response.url} is larger than ${maxBytes} bytes.` });
+  return body.toString('utf8');
+}
