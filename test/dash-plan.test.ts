@@ -6,8 +6,8 @@ import { request } from 'undici';
 import { DownloadError } from '../src/downloads/errors.ts';
 import { planDash } from '../src/sources/dash/index.ts';
 import type { Quality, Segment, Track } from '../src/sources/types.ts';
+import { frameHashes } from './support/ffmpeg.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
-import { videoFrameHashes } from './support/streams/dash-ffmpeg.ts';
 import { dashFixtures, serveDashFixture, type DashFixture, type DashFixtureName } from './support/streams/dash-fixtures.ts';
 
 let server: FixtureServer;
@@ -60,7 +60,7 @@ async function decodedFrames(track: Track): Promise<string[]> {
   const file = path.join(work, `${Date.now()}-${Math.random().toString(16).slice(2)}.mp4`);
   const parts = await Promise.all(partsOf(track).map(fetchPart));
   await writeFile(file, Buffer.concat(parts));
-  return videoFrameHashes(file);
+  return frameHashes(file);
 }
 
 function refusal(plan: () => unknown): DownloadError {
@@ -91,7 +91,7 @@ describe('planDash on manifests ffmpeg wrote or that point at its files', () => 
     }
     const video = trackOf(tracks, kinds[0] ?? 'video');
     expect(video.segments).toHaveLength(videoSegments);
-    const expected = await videoFrameHashes(fixtures[name].videoSources[240] ?? '');
+    const expected = await frameHashes(fixtures[name].videoSources[240] ?? '');
     expect(expected).toHaveLength(100);
     expect(await decodedFrames(video)).toEqual(expected);
   });
@@ -106,7 +106,7 @@ describe('planDash on manifests ffmpeg wrote or that point at its files', () => 
     const { tracks } = await planFixture('multi', quality);
     expect(tracks.map((track) => track.kind)).toEqual(['video', 'audio']);
     for (const part of tracks.flatMap(partsOf)) expect(existsSync(localFile('multi', part.url))).toBe(true);
-    expect(await decodedFrames(trackOf(tracks, 'video'))).toEqual(await videoFrameHashes(fixtures.multi.videoSources[height] ?? ''));
+    expect(await decodedFrames(trackOf(tracks, 'video'))).toEqual(await frameHashes(fixtures.multi.videoSources[height] ?? ''));
   });
 
   test('when the SegmentTemplate has startNumber 3, then the segments are numbered from 3', async () => {

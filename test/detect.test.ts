@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { open } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { detectKind } from '../src/sources/detect.ts';
-import { resolveFfmpeg } from './support/ffmpeg.ts';
+import { runFfmpeg } from './support/ffmpeg.ts';
 import { mediaPath } from './support/media.ts';
 
 const HEAD_BYTES = 1024;
@@ -19,13 +17,9 @@ async function firstBytesOf(file: string): Promise<Buffer> {
 }
 
 /** A short test signal encoded by ffmpeg straight to stdout; only its head is kept. */
-async function encodedHead(ffmpeg: string, output: string[]): Promise<Buffer> {
+async function encodedHead(output: string[]): Promise<Buffer> {
   const input = ['-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=10:duration=0.5', '-f', 'lavfi', '-i', 'sine=duration=0.5'];
-  const { stdout } = await promisify(execFile)(ffmpeg, ['-nostdin', '-loglevel', 'error', ...input, ...output, 'pipe:1'], {
-    encoding: 'buffer',
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return stdout.subarray(0, HEAD_BYTES);
+  return (await runFfmpeg([...input, ...output, 'pipe:1'])).subarray(0, HEAD_BYTES);
 }
 
 const text = (value: string) => Buffer.from(value, 'utf8');
@@ -38,12 +32,11 @@ describe('detectKind', () => {
   const media: Record<'mp4' | 'ts' | 'webm' | 'mp3', Buffer> = { mp4: none, ts: none, webm: none, mp3: none };
 
   beforeAll(async () => {
-    const ffmpeg = await resolveFfmpeg();
     [media.mp4, media.ts, media.webm, media.mp3] = await Promise.all([
       firstBytesOf(mediaPath('clip.mp4')),
-      encodedHead(ffmpeg, ['-c:v', 'libx264', '-c:a', 'aac', '-f', 'mpegts']),
-      encodedHead(ffmpeg, ['-map', '0:v', '-c:v', 'libvpx', '-f', 'webm']),
-      encodedHead(ffmpeg, ['-map', '1:a', '-f', 'mp3']),
+      encodedHead(['-c:v', 'libx264', '-c:a', 'aac', '-f', 'mpegts']),
+      encodedHead(['-map', '0:v', '-c:v', 'libvpx', '-f', 'webm']),
+      encodedHead(['-map', '1:a', '-f', 'mp3']),
     ]);
   });
 

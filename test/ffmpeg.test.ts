@@ -9,9 +9,8 @@ import { DownloadError } from '../src/downloads/errors.ts';
 import { failureLine, resolveFfmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
 import { probe } from '../src/media/probe.ts';
 import { remux } from '../src/media/remux.ts';
-import { resolveFfmpeg } from './support/ffmpeg.ts';
+import { frameHashes, resolveFfmpeg } from './support/ffmpeg.ts';
 import { mediaPath } from './support/media.ts';
-import { frameHashes } from './support/streams/segmented-frames.ts';
 import { segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
 
 describe('ffmpeg remux and probe', () => {
@@ -23,7 +22,7 @@ describe('ffmpeg remux and probe', () => {
 
   beforeAll(async () => {
     ffmpeg = await resolveFfmpeg();
-    media = await segmentedMedia(ffmpeg);
+    media = await segmentedMedia();
     dir = await mkdtemp(path.join(os.tmpdir(), 'vds-ffmpeg-test-'));
   });
 
@@ -40,10 +39,10 @@ describe('ffmpeg remux and probe', () => {
 
     expect(result).toEqual({ path: `${output}.mp4`, mime: 'video/mp4', ext: 'mp4' });
     expect((await readFile(result.path)).subarray(4, 8).toString('latin1')).toBe('ftyp');
-    const sourceFrames = await frameHashes(ffmpeg, media.sourceTs, 'v');
+    const sourceFrames = await frameHashes(media.sourceTs);
     expect(sourceFrames.length).toBeGreaterThanOrEqual(150);
-    expect(await frameHashes(ffmpeg, result.path, 'v')).toEqual(sourceFrames);
-    expect(await frameHashes(ffmpeg, result.path, 'a')).toEqual(await frameHashes(ffmpeg, media.sourceTs, 'a'));
+    expect(await frameHashes(result.path)).toEqual(sourceFrames);
+    expect(await frameHashes(result.path, 'a')).toEqual(await frameHashes(media.sourceTs, 'a'));
   });
 
   test('when a video-only and an audio-only file are merged, then the output holds both streams unchanged', async () => {
@@ -51,8 +50,8 @@ describe('ffmpeg remux and probe', () => {
 
     const info = await probe({ ffmpeg, file: result.path });
     expect(info.streams.map((stream) => `${stream.kind}:${stream.codec}`)).toEqual(['video:h264', 'audio:aac']);
-    expect(await frameHashes(ffmpeg, result.path, 'v')).toEqual(await frameHashes(ffmpeg, media.videoOnlyTs, 'v'));
-    expect(await frameHashes(ffmpeg, result.path, 'a')).toEqual(await frameHashes(ffmpeg, media.audioOnlyAac, 'a'));
+    expect(await frameHashes(result.path)).toEqual(await frameHashes(media.videoOnlyTs));
+    expect(await frameHashes(result.path, 'a')).toEqual(await frameHashes(media.audioOnlyAac, 'a'));
   });
 
   test('when the codecs cannot go into MP4, then the streams are copied into Matroska instead', async () => {
@@ -62,7 +61,7 @@ describe('ffmpeg remux and probe', () => {
     expect(result).toEqual({ path: `${output}.mkv`, mime: 'video/x-matroska', ext: 'mkv' });
     const info = await probe({ ffmpeg, file: result.path });
     expect(info.streams.map((stream) => stream.codec)).toEqual(['vp8', 'vorbis']);
-    expect(await frameHashes(ffmpeg, result.path, 'v')).toEqual(await frameHashes(ffmpeg, media.vp8Webm, 'v'));
+    expect(await frameHashes(result.path)).toEqual(await frameHashes(media.vp8Webm));
     expect((await readdir(dir)).filter((name) => name.startsWith('from-webm') || name.startsWith('.from-webm'))).toEqual(['from-webm.mkv']);
   });
 

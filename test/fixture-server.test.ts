@@ -1,5 +1,7 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 
@@ -169,6 +171,27 @@ describe('fixture server', () => {
     expect(res.status).toBe(206);
     expect(res.headers['content-type']).toBe('application/vnd.apple.mpegurl');
     expect(res.body.toString()).toBe('#EXTM3U');
+  });
+
+  test('when a directory is served, then every file below it answers at its relative path and folders are not routes', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-fixture-dir-'));
+    try {
+      await mkdir(path.join(dir, 'video', '240p'), { recursive: true });
+      await writeFile(path.join(dir, 'index.m3u8'), '#EXTM3U\n');
+      await writeFile(path.join(dir, 'video', '240p', 'seg0.ts'), 'segment zero');
+      source.directory('/dir/stream', dir);
+
+      const playlist = await get(source.url('/dir/stream/index.m3u8'));
+      expect(playlist.status).toBe(200);
+      expect(playlist.headers['content-type']).toBe('application/vnd.apple.mpegurl');
+      expect(playlist.body.toString()).toBe('#EXTM3U\n');
+      const segment = await get(source.url('/dir/stream/video/240p/seg0.ts'), { Range: 'bytes=0-6' });
+      expect(segment.status).toBe(206);
+      expect(segment.body.toString()).toBe('segment');
+      expect((await get(source.url('/dir/stream/video'))).status).toBe(404);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('when a redirect or a custom route is registered, then it answers as told and counts its requests', async () => {

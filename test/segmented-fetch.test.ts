@@ -6,10 +6,9 @@ import { DownloadError } from '../src/downloads/errors.ts';
 import { fetchPlan } from '../src/sources/segmented/index.ts';
 import type { ByteRange, MediaPlan, SourceContext } from '../src/sources/types.ts';
 import { LocalStorage } from '../src/storage/local.ts';
-import { resolveFfmpeg } from './support/ffmpeg.ts';
+import { frameHashes, resolveFfmpeg } from './support/ffmpeg.ts';
 import { startFixtureServer, type FixtureServer, type ServeOptions } from './support/fixture-server.ts';
 import { sha256File } from './support/media.ts';
-import { frameHashes } from './support/streams/segmented-frames.ts';
 import { AES_IV, segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
 import { testSourceHttp } from './support/source-http.ts';
 
@@ -25,8 +24,8 @@ describe('fetching a planned stream', () => {
 
   beforeAll(async () => {
     ffmpeg = await resolveFfmpeg();
-    media = await segmentedMedia(ffmpeg);
-    sourceFrames = await frameHashes(ffmpeg, media.sourceTs, 'v');
+    media = await segmentedMedia();
+    sourceFrames = await frameHashes(media.sourceTs);
     source = await startFixtureServer();
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'vds-segmented-test-'));
     storage = new LocalStorage(dataDir);
@@ -83,7 +82,7 @@ describe('fetching a planned stream', () => {
     expect(fetched.durationSeconds).toBeGreaterThan(5.5);
     expect(fetched.sizeBytes).toBe((await stat(fetched.path)).size);
     expect(fetched.sha256).toBe(await sha256File(fetched.path));
-    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
     expect(requestsUnder('plain').map((request) => request.path)).toHaveLength(media.hlsSegments.length);
     // Only the output is left: the pieces and the joined track are gone.
     expect(await readdir(ctx.workDir)).toEqual(['output.mp4', 'segments']);
@@ -97,7 +96,7 @@ describe('fetching a planned stream', () => {
 
     const fetched = await fetchPlan(await context('aes'), plan, ffmpeg);
 
-    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
     expect(source.requestsFor('/aes/key.bin')).toHaveLength(1);
   });
 
@@ -108,7 +107,7 @@ describe('fetching a planned stream', () => {
 
     const fetched = await fetchPlan(await context('fmp4'), plan, ffmpeg);
 
-    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
     const [init, ...segments] = requestsUnder('fmp4');
     expect(init?.path).toBe('/fmp4/init.mp4');
     expect(segments).toHaveLength(media.fmp4Segments.length);
@@ -160,7 +159,7 @@ describe('fetching a planned stream', () => {
 
     const fetched = await fetchPlan(await context('flaky'), plan, ffmpeg);
 
-    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
     expect(source.requestsFor('/flaky/seg002.ts').map((request) => request.status)).toEqual([503, 200]);
     expect(requestsUnder('flaky')).toHaveLength(media.hlsSegments.length + 1);
   });
@@ -185,7 +184,7 @@ describe('fetching a planned stream', () => {
     const fetched = await fetchPlan(ctx, plan, ffmpeg, { concurrency: 1 });
 
     expect(requestsUnder('resume').slice(4).map((request) => path.basename(request.path))).toEqual(['seg003.ts', 'seg004.ts', 'seg005.ts']);
-    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
     // What was on disk counts from the start.
     const done = (await Promise.all(media.hlsSegments.slice(0, 3).map((file) => stat(file)))).reduce((sum, s) => sum + s.size, 0);
     expect(ctx.reports[0]).toEqual({ downloaded: done, total: null });
@@ -198,7 +197,7 @@ describe('fetching a planned stream', () => {
 
     const fetched = await fetchPlan(ctx, { tracks: [{ kind: 'muxed', segments: ranges.map((byteRange) => ({ url, byteRange })) }] }, ffmpeg);
 
-    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
     const asked = source.requestsFor('/ranges/source.ts').map((request) => request.range);
     expect(asked.sort()).toEqual(ranges.map((range) => `bytes=${range.offset}-${range.offset + range.length - 1}`).sort());
     const size = (await stat(media.sourceTs)).size;
@@ -214,7 +213,7 @@ describe('fetching a planned stream', () => {
     const fetched = await fetchPlan(await context('no-ranges'), { tracks: [{ kind: 'muxed', segments: ranges.map((byteRange) => ({ url, byteRange })) }] }, ffmpeg);
 
     expect(source.requestsFor('/no-ranges/source.ts').map((request) => request.status)).toEqual([200, 200, 200]);
-    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
   });
 
   test('when the segments add up to more than MAX_FILE_BYTES, then the fetch fails with source_too_large', async () => {
@@ -237,8 +236,8 @@ describe('fetching a planned stream', () => {
 
     const fetched = await fetchPlan(await context('tracks'), plan, ffmpeg);
 
-    expect(await frameHashes(ffmpeg, fetched.path, 'v')).toEqual(sourceFrames);
-    expect(await frameHashes(ffmpeg, fetched.path, 'a')).toEqual(await frameHashes(ffmpeg, media.audioOnlyAac, 'a'));
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
+    expect(await frameHashes(fetched.path, 'a')).toEqual(await frameHashes(media.audioOnlyAac, 'a'));
     expect((await readFile(fetched.path)).subarray(4, 8).toString('latin1')).toBe('ftyp');
   });
 });

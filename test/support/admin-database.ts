@@ -34,7 +34,7 @@ export async function startAdminDatabase(env: NodeJS.ProcessEnv = process.env): 
   await chmod(dir, 0o755);
   const log: string[] = [];
   try {
-    const database = await startEmbeddedPostgres(dir, (line) => log.push(line));
+    const database = await startEmbeddedPostgres(dir, { log: (line) => log.push(line) });
     return {
       url: database.url,
       source: 'embedded',

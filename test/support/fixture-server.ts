@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, readdirSync, statSync } from 'node:fs';
 import http, { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -60,6 +60,8 @@ export type FixtureServer = {
   url(pathAndQuery: string): string;
   /** Serves a file from disk with ranges and validators; returns its URL. */
   file(routePath: string, filePath: string, options?: ServeOptions): string;
+  /** Serves every file below `dir` like `file`, at `routePrefix` + its relative path (a generated stream's playlists and segments). */
+  directory(routePrefix: string, dir: string): void;
   /** Serves bytes or text from memory (playlists, manifests, pages) like `file`; returns its URL. */
   content(routePath: string, data: string | Buffer, options?: ServeOptions): string;
   /** Always answers `status`; returns its URL. */
@@ -314,22 +316,31 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     return url(routePath);
   }
 
+  const file: FixtureServer['file'] = (routePath, filePath, options = {}) => {
+    statSync(filePath); // a typo in a fixture path should fail the test here, not as a 500 later
+    const load = (): Body => {
+      const stats = statSync(filePath);
+      return {
+        size: stats.size,
+        etag: `"${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}"`,
+        lastModified: stats.mtime,
+        read: (start, end) => createReadStream(filePath, { start, end }),
+      };
+    };
+    const type = options.contentType === undefined ? contentTypeFor(routePath, filePath) : options.contentType;
+    return register(routePath, withContent(load, { ...options, contentType: type }));
+  };
+
   return {
     origin,
     url,
-    file(routePath, filePath, options = {}) {
-      statSync(filePath); // a typo in a fixture path should fail the test here, not as a 500 later
-      const load = (): Body => {
-        const stats = statSync(filePath);
-        return {
-          size: stats.size,
-          etag: `"${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}"`,
-          lastModified: stats.mtime,
-          read: (start, end) => createReadStream(filePath, { start, end }),
-        };
-      };
-      const type = options.contentType === undefined ? contentTypeFor(routePath, filePath) : options.contentType;
-      return register(routePath, withContent(load, { ...options, contentType: type }));
+    file,
+    directory(routePrefix, dir) {
+      for (const relative of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+        const filePath = path.join(dir, relative);
+        // URLs use "/" whatever the platform's separator is.
+        if (statSync(filePath).isFile()) file(`${routePrefix}/${relative.split(path.sep).join('/')}`, filePath);
+      }
     },
     content(routePath, data, options = {}) {
       const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;

@@ -1,27 +1,12 @@
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { resolveFfmpeg, runFfmpeg } from './ffmpeg.ts';
 import { mediaRecipes, type MediaName } from './media-recipes.ts';
 
 // Generated once and kept in the system temp dir under a key of the binary and the recipes, so
 // later runs (and parallel runs) reuse the files instead of paying for ffmpeg every time.
-
-function runFfmpeg(ffmpeg: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(ffmpeg, ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...args], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve();
-      else reject(new Error(`${ffmpeg} ${args.join(' ')} exited with ${code}:\n${stderr.trim()}`));
-    });
-  });
-}
 
 async function sizeOf(file: string): Promise<number | undefined> {
   try {
@@ -31,14 +16,14 @@ async function sizeOf(file: string): Promise<number | undefined> {
   }
 }
 
-async function ensureMedia(ffmpeg: string, dir: string, name: MediaName): Promise<void> {
+async function ensureMedia(dir: string, name: MediaName): Promise<void> {
   const target = path.join(dir, name);
   const recipe = mediaRecipes[name];
   if ((await sizeOf(target)) !== undefined) return;
   // Written aside and renamed, so a run killed mid-way never leaves a truncated file to be reused.
   const partial = path.join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.part`);
   try {
-    await runFfmpeg(ffmpeg, [...recipe.args, '-f', 'mp4', partial]);
+    await runFfmpeg([...recipe.args, '-f', 'mp4', partial]);
     const size = (await sizeOf(partial)) ?? 0;
     if (size < recipe.minBytes) throw new Error(`${name} came out at ${size} bytes, expected at least ${recipe.minBytes}`);
     await chmod(partial, 0o644);
@@ -48,10 +33,11 @@ async function ensureMedia(ffmpeg: string, dir: string, name: MediaName): Promis
   }
 }
 
-export async function prepareMediaCache(ffmpeg: string): Promise<string> {
+export async function prepareMediaCache(): Promise<string> {
+  const ffmpeg = await resolveFfmpeg();
   const key = createHash('sha256').update(JSON.stringify({ ffmpeg, mediaRecipes })).digest('hex').slice(0, 16);
   const dir = path.join(os.tmpdir(), `vds-test-media-${key}`);
   await mkdir(dir, { recursive: true, mode: 0o755 });
-  await Promise.all((Object.keys(mediaRecipes) as MediaName[]).map((name) => ensureMedia(ffmpeg, dir, name)));
+  await Promise.all((Object.keys(mediaRecipes) as MediaName[]).map((name) => ensureMedia(dir, name)));
   return dir;
 }

@@ -1,12 +1,11 @@
 import { runningAdminDatabase, startAdminDatabase } from './admin-database.ts';
-import { resolveFfmpeg } from './ffmpeg.ts';
 import { prepareMediaCache } from './media-cache.ts';
 import { ADMIN_DATABASE_URL_ENV, MEDIA_DIR_ENV } from './published-env.ts';
 
 // What a whole jest run needs once: a database server and the generated media.
 
 export async function setUpTestRun(): Promise<void> {
-  const [database, media] = await Promise.allSettled([startAdminDatabase(), resolveFfmpeg().then(prepareMediaCache)]);
+  const [database, media] = await Promise.allSettled([startAdminDatabase(), prepareMediaCache()]);
   if (media.status === 'rejected') {
     // Jest skips globalTeardown when setup throws, so nothing else would stop the database.
     if (database.status === 'fulfilled') await database.value.stop();

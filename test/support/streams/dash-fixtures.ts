@@ -1,11 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { resolveFfmpeg } from '../ffmpeg.ts';
+import { resolveFfmpeg, runFfmpeg } from '../ffmpeg.ts';
 import type { FixtureServer } from '../fixture-server.ts';
-import { ffmpeg } from './dash-ffmpeg.ts';
 import { fixtureRecipes, sourceRecipes, type Boxes, type DashFixtureName, type FixtureRecipe, type SourceName } from './dash-recipes.ts';
 
 // Generated once and kept in the system temp dir under a key of the ffmpeg binary and the text of
@@ -42,7 +41,7 @@ async function buildFixture(root: string, name: DashFixtureName): Promise<void> 
     const output = path.join(dir, run.output);
     await mkdir(path.dirname(output), { recursive: true });
     const inputs = run.inputs.flatMap((source) => ['-i', path.join(root, 'sources', source)]);
-    await ffmpeg([...inputs, ...run.args, output]);
+    await runFfmpeg([...inputs, ...run.args, output]);
   }
   if (recipe.mpd) {
     const layouts = new Map(await Promise.all(recipe.runs.map(async (run) => [run.output, boxesOf(run.output, await readFile(path.join(dir, run.output)))] as const)));
@@ -55,7 +54,7 @@ async function build(target: string): Promise<void> {
   try {
     await mkdir(path.join(partial, 'sources'), { recursive: true });
     await Promise.all(
-      Object.entries(sourceRecipes).map(([name, args]) => ffmpeg([...args, '-f', 'mp4', path.join(partial, 'sources', name)])),
+      Object.entries(sourceRecipes).map(([name, args]) => runFfmpeg([...args, '-f', 'mp4', path.join(partial, 'sources', name)])),
     );
     await Promise.all((Object.keys(fixtureRecipes) as DashFixtureName[]).map((name) => buildFixture(partial, name)));
     await rename(partial, target).catch((error: unknown) => {
@@ -92,9 +91,6 @@ export function dashFixtures(): Promise<Record<DashFixtureName, DashFixture>> {
 
 /** Serves every file of the fixture under `routePrefix` (e.g. "/number"); returns the manifest's URL. */
 export function serveDashFixture(server: FixtureServer, fixture: DashFixture, routePrefix: string): string {
-  for (const file of readdirSync(fixture.dir, { recursive: true, encoding: 'utf8' })) {
-    const absolute = path.join(fixture.dir, file);
-    if (statSync(absolute).isFile()) server.file(`${routePrefix}/${file.split(path.sep).join('/')}`, absolute);
-  }
+  server.directory(routePrefix, fixture.dir);
   return server.url(`${routePrefix}/manifest.mpd`);
 }

@@ -1,10 +1,8 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, statSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { resolveFfmpeg } from '../ffmpeg.ts';
+import { resolveFfmpeg, runFfmpeg } from '../ffmpeg.ts';
 import type { FixtureServer } from '../fixture-server.ts';
 import { hlsRecipes, type HlsFixtureName, type HlsRecipe } from './hls-recipes.ts';
 
@@ -23,19 +21,6 @@ export type HlsFixture = {
 
 export type HlsFixtures = Record<HlsFixtureName, HlsFixture>;
 
-function runFfmpeg(ffmpeg: string, args: readonly string[], cwd: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(ffmpeg, ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code === 0) resolve();
-      else reject(new Error(`${ffmpeg} ${args.join(' ')} (in ${cwd}) exited with ${code ?? signal}:\n${stderr.trim()}`));
-    });
-  });
-}
-
 async function exists(file: string): Promise<boolean> {
   return stat(file).then(
     () => true,
@@ -43,7 +28,7 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-async function ensureFixture(ffmpeg: string, cacheDir: string, name: HlsFixtureName): Promise<HlsFixture> {
+async function ensureFixture(cacheDir: string, name: HlsFixtureName): Promise<HlsFixture> {
   const recipe: HlsRecipe = hlsRecipes[name];
   const fixture = { dir: path.join(cacheDir, name), playlist: recipe.playlist };
   if (await exists(fixture.dir)) return fixture;
@@ -51,7 +36,7 @@ async function ensureFixture(ffmpeg: string, cacheDir: string, name: HlsFixtureN
   try {
     for (const dir of recipe.dirs ?? []) await mkdir(path.join(building, dir));
     for (const [file, content] of Object.entries(recipe.files ?? {})) await writeFile(path.join(building, file), content);
-    await runFfmpeg(ffmpeg, recipe.args, building);
+    await runFfmpeg(recipe.args, { cwd: building });
     if (!(await exists(path.join(building, recipe.playlist)))) throw new Error(`ffmpeg made no ${recipe.playlist} for the HLS fixture ${name}`);
     await chmod(building, 0o755);
     await rename(building, fixture.dir).catch(async (error: NodeJS.ErrnoException) => {
@@ -70,7 +55,7 @@ async function generate(): Promise<HlsFixtures> {
   const cacheDir = path.join(os.tmpdir(), `vds-test-hls-${key}`);
   await mkdir(cacheDir, { recursive: true, mode: 0o755 });
   const names = Object.keys(hlsRecipes) as HlsFixtureName[];
-  const fixtures = await Promise.all(names.map((name) => ensureFixture(ffmpeg, cacheDir, name)));
+  const fixtures = await Promise.all(names.map((name) => ensureFixture(cacheDir, name)));
   return Object.fromEntries(names.map((name, index) => [name, fixtures[index]])) as HlsFixtures;
 }
 
@@ -84,9 +69,6 @@ export function prepareHlsFixtures(): Promise<HlsFixtures> {
 
 /** Serves every file of `fixture` under `routePrefix` (e.g. "/hls/ts"); returns its playlist's URL. */
 export function serveHlsFixture(server: FixtureServer, fixture: HlsFixture, routePrefix: string): string {
-  for (const file of readdirSync(fixture.dir, { recursive: true, encoding: 'utf8' })) {
-    const filePath = path.join(fixture.dir, file);
-    if (statSync(filePath).isFile()) server.file(`${routePrefix}/${file.split(path.sep).join('/')}`, filePath);
-  }
+  server.directory(routePrefix, fixture.dir);
   return server.url(`${routePrefix}/${fixture.playlist}`);
 }
