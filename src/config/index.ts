@@ -1,4 +1,5 @@
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 // Every setting comes from the environment and is checked once, at start, so that a bad value stops
@@ -7,6 +8,20 @@ import { z } from 'zod';
 const bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const httpUrl = z.url({ protocol: /^https?$/ });
+const cidr = z.string().refine((value) => ipaddr.isValidCIDR(value) || ipaddr.isValid(value), 'must be an IP address or CIDR range');
+/** `true`, `false`, or the private ranges that are allowed, e.g. `192.168.1.0/24,10.0.0.5`. */
+const privateAllowance = z.union([
+  bool,
+  z.string().transform((list, context) => {
+    const ranges = list.split(',').map((entry) => entry.trim()).filter(Boolean);
+    const bad = ranges.find((range) => !cidr.safeParse(range).success);
+    if (bad || ranges.length === 0) {
+      context.addIssue({ code: 'custom', message: `must be true, false, or a comma-separated list of IP addresses and CIDR ranges${bad ? ` (not: ${bad})` : ''}` });
+      return z.NEVER;
+    }
+    return ranges;
+  }),
+]);
 
 const schema = z.object({
   PORT: int(0, 65535).default(3000),
@@ -22,7 +37,7 @@ const schema = z.object({
     .string()
     .transform((keys) => keys.split(',').map((key) => key.trim()).filter(Boolean))
     .default([]),
-  ALLOW_PRIVATE_ADDRESSES: bool.default(false),
+  ALLOW_PRIVATE_ADDRESSES: privateAllowance.default(false),
   MAX_FILE_BYTES: int(1).default(2 * 1024 ** 3),
   FILE_TTL_SECONDS: int(1).default(86_400),
   WORKER_CONCURRENCY: int(1, 256).default(4),
@@ -44,7 +59,8 @@ export type Config = {
   dataDir: string;
   publicBaseUrl: string | undefined;
   apiKeys: string[];
-  allowPrivateAddresses: boolean;
+  /** All private addresses, none, or those in the listed ranges. */
+  allowPrivateAddresses: boolean | string[];
   maxFileBytes: number;
   fileTtlSeconds: number;
   workerConcurrency: number;

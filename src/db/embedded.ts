@@ -25,14 +25,18 @@ async function loadWithoutSignalHandlers(): Promise<typeof import('embedded-post
   return EmbeddedPostgres;
 }
 
-export async function startEmbeddedPostgres(dataDir: string, log: (line: string) => void = () => {}): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  options: { port?: number; log?: (line: string) => void } = {},
+): Promise<EmbeddedDatabase> {
+  const log = options.log ?? (() => {});
   const databaseDir = path.join(dataDir, 'postgres');
   const passwordFile = path.join(dataDir, 'postgres.password');
   await mkdir(dataDir, { recursive: true });
   const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
   if (fresh) await writeFile(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
   const password = (await readFile(passwordFile, 'utf8')).trim();
-  const port = await getPort({ host: '127.0.0.1' });
+  const port = options.port ?? (await getPort({ host: '127.0.0.1' }));
   const EmbeddedPostgres = await loadWithoutSignalHandlers();
   const pg = new EmbeddedPostgres({
     databaseDir,

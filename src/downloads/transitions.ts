@@ -95,3 +95,18 @@ export async function markFailed(prisma: Prisma, id: string, error: DownloadErro
     data: { status: 'failed', speedBytesPerSecond: null, errorCode: error.code, errorMessage: error.message, errorRetryable: error.retryable },
   });
 }
+
+/** Completed downloads whose time is up become `expired`; returns their ids, for their files to go. */
+export async function expireDue(prisma: Prisma, now = new Date()): Promise<string[]> {
+  const rows = await prisma.$queryRaw<{ id: string }[]>`
+    UPDATE downloads SET status = 'expired', updated_at = ${now}
+     WHERE status = 'completed' AND expires_at <= ${now}
+ RETURNING id`;
+  return rows.map((row) => row.id);
+}
+
+/** Of `ids`, those whose downloads are still running or waiting to (their working files matter). */
+export async function activeAmong(prisma: Prisma, ids: string[]): Promise<Set<string>> {
+  const rows = await prisma.download.findMany({ where: { id: { in: ids }, status: { in: [...ACTIVE] } }, select: { id: true } });
+  return new Set(rows.map((row) => row.id));
+}

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import express from 'express';
+import helmet from 'helmet';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { PgBoss } from 'pg-boss';
 import { parse } from 'yaml';
@@ -30,6 +31,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   // Files carry their own sha256 ETag; JSON answers are too small and too changeable for one.
   app.set('etag', false);
+  // Files are meant to be embedded elsewhere (<video src=download_url>), so other origins may load them.
+  app.use(helmet({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
 
   const api = express.Router();
   // Limits and keys apply to the /downloads operations only; a retrieval token is its own key.

@@ -14,6 +14,10 @@ export async function startQueue(databaseUrl: string, config: Config): Promise<P
     useListenNotify: true,
     // Only the API-only role has no scheduler work to do.
     schedule: config.role !== 'api',
+    // The pass that fails jobs whose worker stopped sending heartbeats (a crash, kill -9): often
+    // enough that a crashed download resumes within seconds of a restart, not minutes.
+    superviseIntervalSeconds: 5,
+    monitorIntervalSeconds: 5,
   });
   boss.on('error', (error: Error) => console.error('[queue]', error.message));
   await boss.start();
@@ -27,7 +31,7 @@ export async function startQueue(databaseUrl: string, config: Config): Promise<P
     retryDelayMax: 300,
     // A worker that dies (kill -9, lost machine) stops its heartbeats; its job is retried then,
     // instead of after the expiry, which has to allow for hours-long transfers.
-    heartbeatSeconds: 30,
+    heartbeatSeconds: 10,
     expireInSeconds: 6 * 3600,
   });
   return boss;

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, errors, request, type Dispatcher } from 'undici';
 import { DownloadError } from '../downloads/errors.ts';
-import { BLOCKED_ADDRESS, ipLiteralOf, isPublicAddress, publicOnlyLookup } from './address-policy.ts';
+import { AddressPolicy, BLOCKED_ADDRESS, ipLiteralOf, type PrivateAllowance } from './address-policy.ts';
 
 // One HTTP client for every source kind. Redirects are followed here, hop by hop, so that every
 // hop is checked like the first; connections go only to addresses the policy allows; transport
@@ -11,7 +11,7 @@ const MAX_REDIRECTS = 10;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 export type SourcePolicy = {
-  allowPrivateAddresses: boolean;
+  allowPrivateAddresses: PrivateAllowance;
   connectTimeoutMs: number;
   /** How long a source may send nothing (no headers, or no body bytes) before it counts as stalled. */
   idleTimeoutMs: number;
@@ -35,14 +35,16 @@ type GetOptions = { headers?: Record<string, string>; signal?: AbortSignal };
 
 export class SourceHttp {
   private readonly agent: Agent;
+  readonly addresses: AddressPolicy;
 
-  constructor(private readonly policy: SourcePolicy) {
+  constructor(policy: SourcePolicy) {
+    this.addresses = new AddressPolicy(policy.allowPrivateAddresses);
     this.agent = new Agent({
       connectTimeout: policy.connectTimeoutMs,
       headersTimeout: policy.idleTimeoutMs,
       bodyTimeout: policy.idleTimeoutMs,
       keepAliveTimeout: 10_000,
-      connect: policy.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup },
+      connect: this.addresses.allowsEverything ? {} : { lookup: this.addresses.lookup },
     });
   }
 
@@ -87,9 +89,8 @@ export class SourceHttp {
 
   /** A literal address needs no lookup, so the lookup's check would never see it. */
   private refuseBlockedLiteral(url: string): void {
-    if (this.policy.allowPrivateAddresses) return;
     const literal = ipLiteralOf(new URL(url));
-    if (literal && !isPublicAddress(literal)) throw blockedAddress(new URL(url).hostname);
+    if (literal && !this.addresses.allows(literal)) throw blockedAddress(new URL(url).hostname);
   }
 }
 

@@ -1,4 +1,4 @@
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 // Files live under DATA_DIR: a download is written to partial/<id>/ (the data survives a crash, so
@@ -50,4 +50,8 @@ export class LocalStorage {
     return stat(filePath).then((s) => s.size, () => 0);
   }
 
+  /** Ids that have a working directory. */
+  async workIds(): Promise<string[]> {
+    return readdir(this.partialRoot);
+  }
 }

@@ -1,11 +1,13 @@
 import type { PgBoss } from 'pg-boss';
 import { DOWNLOAD_QUEUE, type DownloadJob } from '../queue/index.ts';
+import { startRetention, EXPIRE_QUEUE } from './retention.ts';
 import { runDownload, ShutdownError, type WorkerDeps } from './run-download.ts';
 
 export type Worker = { stop(): Promise<void> };
 
 /** Consumes the download queue, WORKER_CONCURRENCY jobs at a time in this process. */
 export async function startWorker(boss: PgBoss, deps: WorkerDeps): Promise<Worker> {
+  await startRetention(boss, deps);
   const running = new Set<AbortController>();
   await boss.work<DownloadJob>(
     DOWNLOAD_QUEUE,
@@ -32,7 +34,7 @@ export async function startWorker(boss: PgBoss, deps: WorkerDeps): Promise<Worke
     // and its job fails into a retry that resumes from the partial file.
     async stop() {
       for (const controller of running) controller.abort(new ShutdownError());
-      await boss.offWork(DOWNLOAD_QUEUE, { wait: true });
+      await Promise.all([boss.offWork(DOWNLOAD_QUEUE, { wait: true }), boss.offWork(EXPIRE_QUEUE, { wait: true })]);
     },
   };
 }

@@ -5,6 +5,7 @@ import type { Prisma } from '../../db/prisma.ts';
 import { createDownload } from '../../downloads/create.ts';
 import { presentDownload } from '../../downloads/present.ts';
 import { findDownload } from '../../downloads/read.ts';
+import { AddressPolicy } from '../../sources/address-policy.ts';
 import { HttpProblem } from '../problem.ts';
 import { sendJson, type RequestBody } from '../typed.ts';
 
@@ -17,9 +18,16 @@ export function publicBase(req: Request, config: Config): string {
 
 export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   const router = Router();
+  const addresses = new AddressPolicy(deps.config.allowPrivateAddresses);
 
   router.post('/downloads', async (req, res) => {
     const body = req.body as RequestBody<'/downloads', 'post'>;
+    // The worker checks every address it connects to; what is private on its face is refused here.
+    if (addresses.refusesOnItsFace(new URL(body.url))) {
+      throw new HttpProblem(400, 'The URL points to a private or loopback address, which this server does not fetch from.', {}, [
+        { field: '/body/url', message: 'must not point to a private or loopback address' },
+      ]);
+    }
     const key = req.get('idempotency-key');
     const result = await createDownload(deps, body, key);
     if (result.kind === 'key_conflict') {
