@@ -38,8 +38,10 @@ describe('fetching a planned stream', () => {
   });
 
   /** A context on a real working directory; the same `id` gives the same directory, as on a retry. */
-  async function context(id: string, maxFileBytes = 1024 ** 3): Promise<SourceContext & { reports: Progress[] }> {
+  async function context(id: string, maxFileBytes = 1024 ** 3): Promise<SourceContext & { reports: Progress[]; processingAfter: number[] }> {
     const reports: Progress[] = [];
+    // How many progress reports had come each time `processing` was called.
+    const processingAfter: number[] = [];
     return {
       url: source.url(`/${id}/index.m3u8`),
       http: testSourceHttp(),
@@ -50,7 +52,11 @@ describe('fetching a planned stream', () => {
       validator: null,
       rememberValidator: async () => {},
       progress: (downloaded, total) => reports.push({ downloaded, total }),
+      processing: async () => {
+        processingAfter.push(reports.length);
+      },
       reports,
+      processingAfter,
     };
   }
 
@@ -203,6 +209,7 @@ describe('fetching a planned stream', () => {
     const size = (await stat(media.sourceTs)).size;
     expect(ctx.reports.every((report) => report.total === size)).toBe(true);
     expect(ctx.reports.at(-1)).toEqual({ downloaded: size, total: size });
+    expect(ctx.processingAfter).toEqual([ctx.reports.length]);
     expect(ctx.reports.map((report) => report.downloaded)).toEqual([...ctx.reports.map((report) => report.downloaded)].sort((a, b) => a - b));
   });
 

@@ -73,6 +73,7 @@ async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): 
 
 async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<FetchedMedia> {
   const fetched = await fetchDirect(ctx, opened);
+  await ctx.processing();
   const container = await detectContainer(fetched.path, fetched.declaredType);
   if (!container) throw new DownloadError('unsupported_source', `No video or audio was found at ${ctx.url}.`);
   if (container.mime === 'video/mp2t') {

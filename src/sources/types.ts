@@ -14,6 +14,8 @@ export type SourceContext = {
   rememberValidator(validator: string | null): Promise<void>;
   /** Called as bytes arrive; the caller decides how often to record it. */
   progress(downloadedBytes: number, totalBytes: number | null): void;
+  /** Called once every byte is fetched, before ffmpeg works on them. */
+  processing(): Promise<void>;
 };
 
 export type FetchedFile = {

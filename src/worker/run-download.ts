@@ -42,9 +42,11 @@ export async function runDownload(deps: WorkerDeps, id: string, shutdown: AbortS
       validator: row.sourceValidator,
       rememberValidator: (validator) => rememberSourceValidator(prisma, id, validator),
       progress: (downloaded, total) => progress.report(downloaded, total),
+      processing: async () => {
+        await progress.flush();
+        await markProcessing(prisma, id);
+      },
     });
-    await progress.flush();
-    await markProcessing(prisma, id);
     await storage.commit(id, fetched.path);
     await markCompleted(
       prisma,

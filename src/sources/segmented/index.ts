@@ -52,6 +52,7 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
     if ((await sizeOnDisk(track.file)) === null) await joinTrack(track, ctx.signal);
   }
 
+  await ctx.processing();
   const output = await remux({ ffmpeg, inputs: videoFirst(tracks).map((track) => track.file), output: path.join(ctx.workDir, 'output'), signal: ctx.signal });
   await Promise.all(tracks.map((track) => rm(track.file, { force: true })));
   const described = await describe(ffmpeg, output, ctx.signal);
