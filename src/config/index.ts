@@ -49,6 +49,10 @@ const schema = z.object({
   RETRY_DELAY_SECONDS: int(1, 3600).default(2),
   RATE_LIMIT_PER_MINUTE: int(0).default(120),
   ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  TRUST_PROXY: z
+    .string()
+    .transform((value): boolean | number | string => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value))
+    .default(false),
 });
 
 export type Config = {
@@ -72,6 +76,8 @@ export type Config = {
   retryDelaySeconds: number;
   rateLimitPerMinute: number;
   role: 'all' | 'api' | 'worker';
+  /** Express's `trust proxy`: whose X-Forwarded-* to believe for the client address and protocol. */
+  trustProxy: boolean | number | string;
 };
 
 export class ConfigError extends Error {}
@@ -105,5 +111,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retryDelaySeconds: c.RETRY_DELAY_SECONDS,
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
     role: c.ROLE,
+    trustProxy: c.TRUST_PROXY,
   };
 }

@@ -31,6 +31,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   // Files carry their own sha256 ETag; JSON answers are too small and too changeable for one.
   app.set('etag', false);
+  app.set('trust proxy', config.trustProxy);
   // Files are meant to be embedded elsewhere (<video src=download_url>), so other origins may load them.
   app.use(helmet({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
 
