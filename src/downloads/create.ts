@@ -4,6 +4,7 @@ import type { components } from '../../generated/api.ts';
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import { isUniqueViolation, type Prisma } from '../db/prisma.ts';
 import { DOWNLOAD_QUEUE, type DownloadJob } from '../queue/index.ts';
+import { cleanFileName } from './filename.ts';
 
 export type CreateDownloadInput = components['schemas']['CreateDownload'];
 
@@ -45,7 +46,8 @@ export async function createDownload(
           id,
           url: input.url,
           quality: String(input.quality ?? 'best'),
-          requestedFilename: input.filename ?? null,
+          // Cleaned now: the database cannot hold some of what a client may send (NUL).
+          requestedFilename: input.filename === undefined ? null : cleanFileName(input.filename) || null,
           callbackUrl: input.callback_url ?? null,
           idempotencyKey: idempotencyKey ?? null,
           requestHash: hash,

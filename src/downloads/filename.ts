@@ -4,7 +4,7 @@
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]+/g;
 const MAX_LENGTH = 180;
 
-function clean(name: string): string {
+export function cleanFileName(name: string): string {
   return name.replace(UNSAFE, ' ').replace(/\s+/g, ' ').trim().replace(/^\.+/, '').slice(0, MAX_LENGTH).trim();
 }
 
@@ -20,6 +20,6 @@ function fromUrl(url: string): string {
 }
 
 export function fileNameFor(requested: string | null, url: string, ext: string): string {
-  const base = clean(requested?.replace(new RegExp(`\\.${ext}$`, 'i'), '') ?? '') || clean(fromUrl(url)) || 'video';
+  const base = cleanFileName(requested?.replace(new RegExp(`\\.${ext}$`, 'i'), '') ?? '') || cleanFileName(fromUrl(url)) || 'video';
   return `${base}.${ext}`;
 }

@@ -43,6 +43,8 @@ export function createApp(deps: AppDeps): express.Express {
     OpenApiValidator.middleware({
       apiSpec: loadSpec(config.basePath) as never,
       validateRequests: { allowUnknownQueryParameters: false },
+      // Formats checked to the letter of their standards (uuid, uri), not by a quick look.
+      ajvFormats: { mode: 'full' },
       validateResponses: false,
       validateSecurity: false,
     }),

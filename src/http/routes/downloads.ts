@@ -16,17 +16,35 @@ export function publicBase(req: Request, config: Config): string {
   return `${config.publicBaseUrl ?? `${req.protocol}://${req.get('host')}`}${config.basePath}`;
 }
 
+function invalid(field: string, message: string, detail = 'The request is invalid.'): HttpProblem {
+  return new HttpProblem(400, detail, {}, [{ field, message }]);
+}
+
+/**
+ * The schema's `uri` format is RFC 3986 syntax; what the fetcher will use is the WHATWG URL parser,
+ * which also refuses what the syntax allows but no request could go to (a port over 65535, no host).
+ */
+function parseHttpUrl(value: string, field: string): URL {
+  try {
+    const url = new URL(value);
+    if (url.hostname) return url;
+  } catch {
+    // Answered below, like a URL without a host.
+  }
+  throw invalid(field, 'must be an http(s) URL with a host');
+}
+
 export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   const router = Router();
   const addresses = new AddressPolicy(deps.config.allowPrivateAddresses);
 
   router.post('/downloads', async (req, res) => {
     const body = req.body as RequestBody<'/downloads', 'post'>;
+    const url = parseHttpUrl(body.url, '/body/url');
+    if (body.callback_url !== undefined) parseHttpUrl(body.callback_url, '/body/callback_url');
     // The worker checks every address it connects to; what is private on its face is refused here.
-    if (addresses.refusesOnItsFace(new URL(body.url))) {
-      throw new HttpProblem(400, 'The URL points to a private or loopback address, which this server does not fetch from.', {}, [
-        { field: '/body/url', message: 'must not point to a private or loopback address' },
-      ]);
+    if (addresses.refusesOnItsFace(url)) {
+      throw invalid('/body/url', 'must not point to a private or loopback address', 'The URL points to a private or loopback address, which this server does not fetch from.');
     }
     const key = req.get('idempotency-key');
     const result = await createDownload(deps, body, key);
