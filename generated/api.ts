@@ -329,6 +329,24 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The database cannot be reached for a moment; nothing was changed. Retry after `Retry-After` seconds. */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Service Unavailable",
+                 *       "status": 503,
+                 *       "detail": "The database is unavailable; try again shortly."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description An unexpected server error; the detail never contains internals. */
         InternalError: {
             headers: {
@@ -493,6 +511,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDownload: {
@@ -524,6 +543,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getFile: {
@@ -592,6 +612,7 @@ export interface operations {
             410: components["responses"]["Gone"];
             416: components["responses"]["RangeNotSatisfiable"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     headFile: {
@@ -676,6 +697,14 @@ export interface operations {
             /** @description Unexpected server error (no body, as for any HEAD). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database is unavailable for a moment (no body, as for any HEAD). */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content?: never;

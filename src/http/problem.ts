@@ -47,8 +47,17 @@ function isValidatorError(error: unknown): error is ValidatorError {
   return typeof candidate?.status === 'number' && Array.isArray(candidate.errors);
 }
 
+// Prisma's codes for a database that cannot be reached or answered in time: a passing state.
+const DATABASE_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 function toProblem(error: unknown): HttpProblem {
   if (error instanceof HttpProblem) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && DATABASE_UNAVAILABLE.has(code)) {
+    console.error(`[http] database unavailable (${code})`);
+    return new HttpProblem(503, 'The database is unavailable; try again shortly.', { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
+  }
   if (isValidatorError(error)) {
     const errors = error.status === 400 ? error.errors.map((item) => ({ field: item.path, message: item.message })) : undefined;
     const detail = error.status === 400 ? 'The request is invalid.' : error.message;

@@ -35,5 +35,8 @@ export async function peek(body: Readable, bytes: number): Promise<{ head: Buffe
     })(),
     { objectMode: false },
   );
+  // A body thrown away before its first read never starts the generator, whose `finally` would
+  // otherwise be what lets go of the connection.
+  whole.once('close', () => void iterator.return?.());
   return { head: head.subarray(0, bytes), whole };
 }

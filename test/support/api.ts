@@ -58,7 +58,7 @@ export function bodyJson<T = unknown>(res: Response): T {
   return (Buffer.isBuffer(res.body) ? JSON.parse(res.body.toString('utf8')) : res.body) as T;
 }
 
-function createHttp(baseUrl: string): TestHttp {
+export function createHttp(baseUrl: string): TestHttp {
   const agent = supertest(baseUrl);
 
   async function send(method: string, requestPath: string, pathTemplate: string, options: RequestOptions = {}): Promise<Response> {
@@ -108,7 +108,7 @@ const laterStatuses: Record<DownloadStatus, DownloadStatus[]> = {
   expired: [],
 };
 
-async function pollStatus(http: TestHttp, id: string, statuses: DownloadStatus[], timeoutMs: number): Promise<Download> {
+export async function pollStatus(http: TestHttp, id: string, statuses: DownloadStatus[], timeoutMs: number): Promise<Download> {
   const deadline = Date.now() + timeoutMs;
   let last: Download | undefined;
   for (;;) {
@@ -126,11 +126,26 @@ async function pollStatus(http: TestHttp, id: string, statuses: DownloadStatus[]
   }
 }
 
-async function makeDataDir(): Promise<string> {
+export async function makeDataDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-test-data-'));
   // An embedded database in it (databaseUrl: undefined) runs as the `postgres` user when root.
   await chmod(dir, 0o755);
   return dir;
+}
+
+/** Settings for tests: a free port of 127.0.0.1, private source addresses allowed, short retry delays, no rate limit. */
+export function testConfig(databaseUrl: string, dataDir: string, overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({}),
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl,
+    dataDir,
+    allowPrivateAddresses: true,
+    retryDelaySeconds: 1,
+    rateLimitPerMinute: 0,
+    ...overrides,
+  };
 }
 
 /**
@@ -147,17 +162,7 @@ export async function startTestService(overrides: Partial<Config> = {}): Promise
       if (failed) throw failed.reason;
     });
   };
-  const config: Config = {
-    ...loadConfig({}),
-    port: 0,
-    host: '127.0.0.1',
-    databaseUrl: database.url,
-    dataDir,
-    allowPrivateAddresses: true,
-    retryDelaySeconds: 1,
-    rateLimitPerMinute: 0,
-    ...overrides,
-  };
+  const config = testConfig(database.url, dataDir, overrides);
   let service: Service;
   try {
     service = await startService(config);

@@ -132,6 +132,11 @@ async function writeBody(
         const room = limit === undefined ? Infinity : limit - record.bytesSent;
         const piece = chunk.subarray(0, Math.min(chunk.length, slice, room));
         if (piece.length > 0) {
+          // A client that went away while the throttle slept takes nothing more: not sent, not counted.
+          if (res.destroyed) {
+            record.outcome = 'aborted';
+            return 'aborted';
+          }
           // Counted before the write: with a Content-Length, the client may finish (and the test
           // look at the record) as soon as the last byte lands, before the write callback runs.
           record.bytesSent += piece.length;

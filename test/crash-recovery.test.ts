@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { makeDataDir, type Download } from './support/api.ts';
+import { createTestDatabase, type TestDatabase } from './support/database.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { mediaPath, sha256File } from './support/media.ts';
+import { killServiceProcesses, spawnServiceProcess } from './support/service-process.ts';
+import { waitFor, waitForProgress } from './support/waiting.ts';
+
+let database: TestDatabase;
+let dataDir: string;
+let source: FixtureServer;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  dataDir = await makeDataDir();
+  source = await startFixtureServer();
+});
+
+afterAll(async () => {
+  // Killed first: a live process would hold connections to the database and files in the dir.
+  await killServiceProcesses();
+  await source?.close();
+  await database?.drop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+function startProcess() {
+  return spawnServiceProcess({
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    ALLOW_PRIVATE_ADDRESSES: 'true',
+    RATE_LIMIT_PER_MINUTE: '0',
+    RETRY_DELAY_SECONDS: '1',
+  });
+}
+
+test('when the process is killed with SIGKILL mid-download and restarted on the same data, then orphaned partial files go at start and the download finishes from its checkpoint', async () => {
+  const size = (await stat(mediaPath('big.mp4'))).size;
+  const url = source.file('/big.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(size / 4) });
+
+  const first = await startProcess();
+  const created = await first.http.createDownload({ url });
+  expect(created.status).toBe(202);
+  const id = (created.body as Download).id;
+  await waitForProgress(first.http, id, size / 4);
+
+  await first.kill('SIGKILL');
+  // The fixture learns of the dead connection a moment after the kernel closes it.
+  const [cut] = source.requestsFor('/big.mp4');
+  await waitFor('the fixture to see the connection drop', () => cut!.outcome !== undefined);
+  expect(cut!.outcome).toBe('aborted');
+  const sentBeforeKill = cut!.bytesSent;
+  const partialFile = path.join(dataDir, 'partial', id, 'direct.part');
+  const kept = (await stat(partialFile)).size;
+  expect(kept).toBeGreaterThan(0);
+  expect(kept).toBeLessThan(size);
+
+  // What a download whose row is gone (or a crash before its row was written) leaves behind.
+  const orphan = path.join(dataDir, 'partial', randomUUID());
+  await mkdir(orphan);
+  await writeFile(path.join(orphan, 'direct.part'), 'bytes nobody will ask for again');
+
+  const second = await startProcess();
+  // The start-up sweep runs before the API listens; the live download's checkpoint must survive it.
+  expect(existsSync(orphan)).toBe(false);
+  expect((await stat(partialFile)).size).toBeGreaterThanOrEqual(kept);
+
+  const done = await second.waitForStatus(id, ['completed'], 45_000);
+  const expected = await sha256File(mediaPath('big.mp4'));
+  expect(done.file?.sha256).toBe(expected);
+  expect(await sha256File(path.join(dataDir, 'files', id))).toBe(expected);
+  expect(existsSync(path.join(dataDir, 'partial', id))).toBe(false);
+
+  const requests = source.requestsFor('/big.mp4');
+  expect(requests.map((request) => request.range)).toEqual([undefined, `bytes=${kept}-`]);
+  // Only what had left the source but not reached the disk when the process died is fetched twice.
+  const sent = requests.reduce((sum, request) => sum + request.bytesSent, 0);
+  expect(sent - size).toBeLessThanOrEqual(sentBeforeKill - kept);
+}, 60_000);
