@@ -48,8 +48,8 @@ async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): 
     discard(response);
     throw httpStatusError(response.status);
   }
-  const { head, whole } = await peek(response.body, HEAD_BYTES);
-  const opened: SourceResponse = { ...response, body: whole };
+  const { head, body } = await peek(response.body, HEAD_BYTES);
+  const opened: SourceResponse = { ...response, body };
   const kind = await detectKind({ url: response.url, contentType: response.headers['content-type'] ?? null, head });
   const target = { ...ctx, url };
   switch (kind) {

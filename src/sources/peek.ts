@@ -1,42 +1,35 @@
 import { Readable } from 'node:stream';
 
 /**
- * The first `bytes` of a body (fewer if it is shorter), and the whole body still to be read:
- * enough to tell what a response is without asking for it twice.
+ * The first `bytes` of a body (fewer if it is shorter), and the body still whole: the bytes read
+ * are put back in front of it, so that what a response is can be told without asking for it
+ * twice, and without a stream in between that every later byte would have to cross.
  */
-export async function peek(body: Readable, bytes: number): Promise<{ head: Buffer; whole: Readable }> {
-  const iterator = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let ended = false;
-  while (size < bytes) {
-    const next = await iterator.next();
-    if (next.done) {
-      ended = true;
-      break;
-    }
-    chunks.push(next.value);
-    size += next.value.length;
-  }
-  const head = Buffer.concat(chunks);
-  const whole = Readable.from(
-    (async function* () {
-      try {
-        if (head.length > 0) yield head;
-        while (!ended) {
-          const next = await iterator.next();
-          if (next.done) return;
-          yield next.value;
-        }
-      } finally {
-        // Let go of the connection when the reader stops early.
-        await iterator.return?.();
-      }
-    })(),
-    { objectMode: false },
-  );
-  // A body thrown away before its first read never starts the generator, whose `finally` would
-  // otherwise be what lets go of the connection.
-  whole.once('close', () => void iterator.return?.());
-  return { head: head.subarray(0, bytes), whole };
+export function peek(body: Readable, bytes: number): Promise<{ head: Buffer; body: Readable }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => body.off('data', onData).off('end', onEnd).off('error', onError);
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size < bytes) return;
+      stop();
+      body.pause();
+      const head = Buffer.concat(chunks);
+      body.unshift(head);
+      resolve({ head: head.subarray(0, bytes), body });
+    };
+    // A body shorter than `bytes` has ended: what was read is all of it.
+    const onEnd = () => {
+      stop();
+      const whole = Buffer.concat(chunks);
+      resolve({ head: whole, body: Readable.from(whole.length > 0 ? [whole] : []) });
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    body.on('data', onData).once('end', onEnd).once('error', onError);
+  });
 }
