@@ -1,0 +1,28 @@
+import os from 'node:os';
+import { renderTable, type Row } from './table.ts';
+
+// bench/results.md: the table, and what it was measured on.
+
+export type RunFacts = { database: string; seconds: number; loadBefore: string; loadAfter: string };
+
+/** The 1-minute load average: other work on the machine skews figures, however careful the turns. */
+export const loadAverage = () => os.loadavg()[0]!.toFixed(1);
+
+export function renderReport(rows: Row[], facts: RunFacts): string {
+  const when = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return [
+    '# Benchmark results',
+    '',
+    `${when}; ${machine()}; ${facts.database}; ${facts.seconds} s; load average ${facts.loadBefore} before, ${facts.loadAfter} after.`,
+    '',
+    renderTable(rows),
+    '',
+    "ratio: how many times the reference's performance ours reaches (ours / reference for rates, reference / ours for times and sizes); above 1, ours does better.",
+    '',
+  ].join('\n');
+}
+
+function machine(): string {
+  const cpus = os.cpus();
+  return `${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(os.totalmem() / 1024 ** 3)} GB RAM, Node ${process.version}`;
+}

@@ -1,0 +1,104 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { projectRoot } from '../src/config/paths.ts';
+import { resolveFfmpegPath } from '../src/media/ffmpeg.ts';
+import type { Bench } from './context.ts';
+import { startDatabaseServer, type DatabaseServer } from './database.ts';
+import { prepareMedia } from './media.ts';
+import { onPath, timedRun, type Server } from './processes.ts';
+import { benchCreate } from './scenarios/create.ts';
+import { benchDirect } from './scenarios/direct.ts';
+import { benchHls } from './scenarios/hls.ts';
+import { benchPickup } from './scenarios/pickup.ts';
+import { benchRetrieval } from './scenarios/retrieval.ts';
+import { startInsertApi, startServiceProcess, startStaticServer } from './servers.ts';
+import { loadAverage, renderReport } from './report.ts';
+import type { Row } from './table.ts';
+
+// `npm run bench`: every figure of the service against a reference measured on this machine in
+// this run, as a markdown table on stdout and in bench/results.md. BENCH_DATABASE_URL runs the
+// databases on another PostgreSQL; BENCH_CPU_PROF=<dir> has the service write CPU profiles there.
+
+const HLS_LATENCY_MS = 20;
+
+const began = performance.now();
+const loadBefore = loadAverage();
+const progress = (message: string) => console.log(`[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(3)} s] ${message}`);
+
+const runDir = await mkdtemp(path.join(os.tmpdir(), 'vds-bench-run-'));
+// The embedded PostgreSQL and nginx's workers run as other users and must reach their files.
+await chmod(runDir, 0o755);
+const servers: Server[] = [];
+let database: DatabaseServer | undefined;
+let finished = false;
+try {
+  const [ffmpeg, media, curl, nginx, ytDlp, sync] = await Promise.all([
+    resolveFfmpegPath(process.env.FFMPEG_PATH),
+    prepareMedia(),
+    onPath('curl'),
+    onPath('nginx'),
+    onPath('yt-dlp'),
+    onPath('sync'),
+  ]);
+  const bench: Bench = {
+    runDir,
+    progress,
+    ffmpeg,
+    media,
+    tools: { curl, nginx, ytDlp },
+    settle: async () => {
+      if (sync) await timedRun(sync, []);
+    },
+    keep: async (starting) => {
+      const server = await starting;
+      servers.push(server);
+      return server;
+    },
+  };
+  progress(`ffmpeg ${ffmpeg}; curl ${curl ?? 'absent'}; nginx ${nginx ?? 'absent'}; yt-dlp ${ytDlp ?? 'absent'}`);
+  database = await startDatabaseServer(runDir);
+  progress(`databases on ${database.label}`);
+
+  const log = (name: string) => path.join(runDir, `${name}.log`);
+  const cpuProfileDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
+  const origin = await bench.keep(startStaticServer(media.dir, 0, log('origin')));
+  const slowOrigin = await bench.keep(startStaticServer(media.dir, HLS_LATENCY_MS, log('slow-origin')));
+  const allDataDir = path.join(runDir, 'service-all');
+  const allDatabase = await database.create();
+  const service = await bench.keep(startServiceProcess({ databaseUrl: allDatabase, dataDir: allDataDir, role: 'all', ffmpeg, log: log('service-all'), cpuProfileDir }));
+  progress(`service (ROLE=all) at ${service.url}, pid ${service.pid}`);
+
+  const rows: Row[] = [];
+  progress('direct download');
+  const direct = await benchDirect(bench, service, origin);
+  rows.push(...direct.rows);
+  progress('HLS');
+  rows.push(...(await benchHls(bench, service, slowOrigin, HLS_LATENCY_MS)));
+  progress('retrieval');
+  rows.push(...(await benchRetrieval(bench, allDataDir, direct.download)));
+  progress('pickup latency');
+  const pickup = await benchPickup(bench, service, origin, allDatabase);
+  await service.stop();
+
+  progress('POST /downloads');
+  const apiDatabase = await database.create();
+  const apiService = await bench.keep(
+    startServiceProcess({ databaseUrl: apiDatabase, dataDir: path.join(runDir, 'service-api'), role: 'api', ffmpeg, log: log('service-api'), cpuProfileDir }),
+  );
+  const insertApi = await bench.keep(startInsertApi(apiDatabase, log('insert-api')));
+  rows.push(...(await benchCreate(bench, apiService, insertApi)), ...pickup);
+
+  const seconds = Math.round((performance.now() - began) / 1000);
+  const report = renderReport(rows, { database: database.label, seconds, loadBefore, loadAfter: loadAverage() });
+  await writeFile(path.join(projectRoot, 'bench/results.md'), report);
+  console.log(`\n${report}`);
+  const missed = rows.filter((r) => r.met === false).length;
+  progress(missed ? `${missed} target(s) missed; written to bench/results.md` : 'every target met; written to bench/results.md');
+  finished = true;
+} finally {
+  for (const server of servers.reverse()) await server.stop();
+  await database?.stop();
+  if (finished) await rm(runDir, { recursive: true, force: true });
+  else console.error(`[bench] failed; logs of the servers are kept in ${runDir}`);
+}

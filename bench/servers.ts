@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { projectRoot } from '../src/config/paths.ts';
+import { startServer, type Server } from './processes.ts';
+
+// The Node servers of the benchmark, each started the way `npm start` starts the service: this
+// Node binary with the tsx loader, from the project's root.
+
+function startTsx(file: string, args: string[], options: { log: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] }): Promise<Server> {
+  return startServer(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', file, ...args], { cwd: projectRoot, env: options.env, log: options.log });
+}
+
+/** Serves the files below `root`, each response `latencyMs` late. */
+export function startStaticServer(root: string, latencyMs: number, log: string): Promise<Server> {
+  return startTsx(path.join(projectRoot, 'bench/servers/static.ts'), [root, String(latencyMs)], { log });
+}
+
+export function startInsertApi(databaseUrl: string, log: string): Promise<Server> {
+  return startTsx(path.join(projectRoot, 'bench/servers/insert-api.ts'), [databaseUrl], { log });
+}
+
+type ServiceOptions = {
+  databaseUrl: string;
+  dataDir: string;
+  role: 'all' | 'api';
+  ffmpeg: string;
+  log: string;
+  /** Where V8 writes a CPU profile of the service when it stops (BENCH_CPU_PROF). */
+  cpuProfileDir?: string;
+};
+
+/** The service itself, as a separate process whose memory can be watched. */
+export function startServiceProcess(options: ServiceOptions): Promise<Server> {
+  const env = {
+    ...process.env,
+    DATABASE_URL: options.databaseUrl,
+    DATA_DIR: options.dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ROLE: options.role,
+    FFMPEG_PATH: options.ffmpeg,
+    ALLOW_PRIVATE_ADDRESSES: 'true',
+    RATE_LIMIT_PER_MINUTE: '0',
+    // Settings of the caller's shell that would change what is measured; empty means unset.
+    API_KEYS: '',
+    BASE_PATH: '',
+    PUBLIC_BASE_URL: '',
+  };
+  const nodeArgs = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  return startTsx(path.join(projectRoot, 'src/main.ts'), [], { log: options.log, env, nodeArgs });
+}
