@@ -1,7 +1,7 @@
 import { create, encodeExtended } from 'content-disposition';
 import { Router, type Response } from 'express';
 import type { Prisma } from '../../db/prisma.ts';
-import { findByToken } from '../../downloads/read.ts';
+import { TokenLookup } from '../../downloads/read.ts';
 import type { LocalStorage } from '../../storage/local.ts';
 import { HttpProblem } from '../problem.ts';
 
@@ -14,9 +14,10 @@ const FILE_HEADERS = ['Content-Type', 'Content-Disposition', 'ETag', 'Last-Modif
  */
 export function fileRoutes(deps: { prisma: Prisma; storage: LocalStorage }): Router {
   const router = Router();
+  const tokens = new TokenLookup(deps.prisma);
 
   router.get('/download/:token', async (req, res, next) => {
-    const row = await findByToken(deps.prisma, req.params.token);
+    const row = await tokens.find(req.params.token);
     if (!row || !['completed', 'expired'].includes(row.status) || !row.completedAt || !row.expiresAt) {
       throw new HttpProblem(404, 'No file for this token.');
     }
