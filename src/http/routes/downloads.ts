@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../../config/index.ts';
 import type { Prisma } from '../../db/prisma.ts';
-import { createDownload } from '../../downloads/create.ts';
+import { DownloadCreator } from '../../downloads/create.ts';
 import { presentDownload } from '../../downloads/present.ts';
 import { findDownload } from '../../downloads/read.ts';
 import { AddressPolicy } from '../../sources/address-policy.ts';
@@ -37,6 +37,7 @@ function parseHttpUrl(value: string, field: string): URL {
 export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   const router = Router();
   const addresses = new AddressPolicy(deps.config.allowPrivateAddresses);
+  const creator = new DownloadCreator(deps);
 
   router.post('/downloads', async (req, res) => {
     const body = req.body as RequestBody<'/downloads', 'post'>;
@@ -47,7 +48,7 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
       throw invalid('/body/url', 'must not point to a private or loopback address', 'The URL points to a private or loopback address, which this server does not fetch from.');
     }
     const key = req.get('idempotency-key');
-    const result = await createDownload(deps, body, key);
+    const result = await creator.create(body, key);
     if (result.kind === 'key_conflict') {
       throw new HttpProblem(409, `Idempotency-Key "${key}" was already used with a different request body.`);
     }
