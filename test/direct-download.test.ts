@@ -1,4 +1,7 @@
-import { readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { runFfmpeg } from './support/ffmpeg.ts';
 import { startTestService, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath, sha256File } from './support/media.ts';
@@ -46,6 +49,18 @@ describe('direct media URLs', () => {
     const done = await download(url, { filename: '../My: clip?' });
     expect(done.status).toBe('completed');
     expect(done.file).toMatchObject({ content_type: 'video/mp4', filename: 'My clip.mp4' });
+  });
+
+  test('when the file is MXF, whose signature names it application/mxf, then it is still taken as media', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-mxf-'));
+    try {
+      const mxf = path.join(dir, 'clip.mxf');
+      await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc=size=720x576:rate=25:duration=1', '-c:v', 'mpeg2video', '-pix_fmt', 'yuv420p', '-f', 'mxf', mxf]);
+      const done = await download(source.file('/media/clip.mxf', mxf, { contentType: 'application/octet-stream' }));
+      expect(done).toMatchObject({ status: 'completed', file: { content_type: 'application/mxf', filename: 'clip.mxf' } });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('when the source resets the connection mid-body, then the retry resumes from the partial file', async () => {

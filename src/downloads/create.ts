@@ -1,9 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { fromPrisma, type PgBoss } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import type { components } from '../../generated/api.ts';
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import { isUniqueViolation, type Prisma } from '../db/prisma.ts';
-import { DOWNLOAD_QUEUE, type DownloadJob } from '../queue/index.ts';
 import { CreateBatcher, type NewDownload } from './create-batch.ts';
 import { cleanFileName } from './filename.ts';
 
@@ -21,9 +20,9 @@ function requestHash(input: CreateDownloadInput): string {
 
 /**
  * Records downloads and queues their jobs, each row in one transaction with its job: there is
- * never a row without its job nor a job without its row. Without an idempotency key, creates that
- * arrive together share a transaction (group commit). With one, a repeat of the same request (also
- * a concurrent one: the unique index makes the loser wait for the winner) returns the first row.
+ * never a row without its job nor a job without its row; creates that arrive together share a
+ * transaction (group commit). A repeat of a request with the same idempotency key (also a
+ * concurrent one: the unique index makes the loser wait for the winner) returns the first row.
  */
 export class DownloadCreator {
   private readonly batch: CreateBatcher;
@@ -34,30 +33,22 @@ export class DownloadCreator {
 
   async create(input: CreateDownloadInput, idempotencyKey: string | undefined): Promise<CreateResult> {
     const data = newDownload(input, idempotencyKey);
-    if (!idempotencyKey) return { kind: 'created', row: await this.batch.add(data) };
-
-    const replay = async (): Promise<CreateResult | null> => {
-      const existing = await this.deps.prisma.download.findUnique({ where: { idempotencyKey } });
-      if (!existing) return null;
-      return existing.requestHash === data.requestHash ? { kind: 'replayed', row: existing } : { kind: 'key_conflict' };
-    };
-    const earlier = await replay();
+    const earlier = idempotencyKey ? await this.replay(idempotencyKey, data.requestHash) : null;
     if (earlier) return earlier;
     try {
-      const row = await this.deps.prisma.$transaction(async (tx) => {
-        const created = await tx.download.create({ data });
-        const job: DownloadJob = { download_id: created.id };
-        await this.deps.boss.send(DOWNLOAD_QUEUE, job, { db: fromPrisma(tx) });
-        return created;
-      });
-      return { kind: 'created', row };
+      return { kind: 'created', row: await this.batch.add(data) };
     } catch (error) {
-      if (isUniqueViolation(error)) {
-        const winner = await replay();
-        if (winner) return winner;
-      }
+      const winner = idempotencyKey && isUniqueViolation(error) ? await this.replay(idempotencyKey, data.requestHash) : null;
+      if (winner) return winner;
       throw error;
     }
+  }
+
+  /** What an earlier request with this key created, or the conflict when its body differed. */
+  private async replay(idempotencyKey: string, requestHash: string): Promise<CreateResult | null> {
+    const existing = await this.deps.prisma.download.findUnique({ where: { idempotencyKey } });
+    if (!existing) return null;
+    return existing.requestHash === requestHash ? { kind: 'replayed', row: existing } : { kind: 'key_conflict' };
   }
 }
 

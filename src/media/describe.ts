@@ -1,7 +1,5 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
+import { hashOfFile } from '../storage/hash.ts';
 import { probe } from './probe.ts';
 import type { RemuxedFile } from './remux.ts';
 
@@ -15,8 +13,7 @@ export type DescribedFile = RemuxedFile & {
 
 /** What the API says about a file ffmpeg wrote: its size, sha256, duration and picture size. */
 export async function describe(ffmpeg: string, file: RemuxedFile, signal: AbortSignal): Promise<DescribedFile> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(file.path), hash, { signal });
+  const hash = await hashOfFile(file.path, signal);
   const { durationSeconds, width, height } = await probe({ ffmpeg, file: file.path, signal });
   return { ...file, sizeBytes: (await stat(file.path)).size, sha256: hash.digest('hex'), durationSeconds, width, height };
 }

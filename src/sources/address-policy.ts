@@ -25,12 +25,12 @@ function toRange(entry: string): Range {
 }
 
 /** The IP of a URL whose host is an address rather than a name (the URL parser has normalised it). */
-export function ipLiteralOf(url: URL): string | null {
+function ipLiteralOf(url: URL): string | null {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   return ipaddr.isValid(host) ? host : null;
 }
 
-export class BlockedAddressError extends Error {
+class BlockedAddressError extends Error {
   readonly code = BLOCKED_ADDRESS;
   constructor(readonly host: string) {
     super(`${host} is on a private or loopback address`);

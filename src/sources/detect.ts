@@ -1,4 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type';
+import { essence, isMedia } from '../media/container.ts';
 
 // Servers label media carelessly (an MP4 as text/plain, a playlist as application/octet-stream), so
 // the first bytes of the body are asked first and the declared type and the URL only break ties.
@@ -8,19 +9,8 @@ export type SourceKind = 'direct' | 'hls' | 'dash' | 'html';
 const HLS_TYPES = new Set(['application/vnd.apple.mpegurl', 'application/x-mpegurl', 'audio/mpegurl', 'audio/x-mpegurl']);
 const DASH_TYPES = new Set(['application/dash+xml']);
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
-/** Media containers that file-type names under application/. */
-const MEDIA_APPLICATION_TYPES = new Set(['application/ogg', 'application/mxf', 'application/vnd.ms-asf', 'application/vnd.rn-realmedia']);
 /** Types that say nothing about the body: only the bytes can tell. */
 const UNKNOWN_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream']);
-
-/** The media type without parameters, lower-cased; '' when there is none. */
-function essence(contentType: string | null): string {
-  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-}
-
-function isMedia(type: string): boolean {
-  return type.startsWith('video/') || type.startsWith('audio/') || MEDIA_APPLICATION_TYPES.has(type);
-}
 
 function isTextish(type: string): boolean {
   return UNKNOWN_TYPES.has(type) || type.startsWith('text/') || type === 'application/xml' || type.endsWith('+xml');

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, errors, request, type Dispatcher } from 'undici';
 import { DownloadError } from '../downloads/errors.ts';
-import { AddressPolicy, BLOCKED_ADDRESS, ipLiteralOf, type PrivateAllowance } from './address-policy.ts';
+import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from './address-policy.ts';
 
 // One HTTP client for every source kind. Redirects are followed here, hop by hop, so that every
 // hop is checked like the first; connections go only to addresses the policy allows; transport
@@ -23,6 +23,12 @@ export type SourceResponse = {
   headers: Record<string, string | undefined>;
   body: Readable;
 };
+
+/** The declared body length, when there is a usable one. */
+export function contentLength(response: SourceResponse): number | null {
+  const value = Number(response.headers['content-length'] ?? NaN);
+  return Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
 
 /** Lets go of a body that is not wanted (an error page, a response that will be asked for again). */
 export function discard(response: SourceResponse): void {
@@ -51,7 +57,10 @@ export class SourceHttp {
   async get(url: string, options: GetOptions = {}): Promise<SourceResponse> {
     let current = url;
     for (let hop = 0; ; hop++) {
-      this.refuseBlockedLiteral(current);
+      // What is private on its face (an address literal needs no lookup, so the lookup's check
+      // would never see it) is refused before any connection, on every hop.
+      const target = new URL(current);
+      if (this.addresses.refusesOnItsFace(target)) throw blockedAddress(target.hostname);
       let response: Dispatcher.ResponseData;
       try {
         response = await request(current, {
@@ -85,12 +94,6 @@ export class SourceHttp {
 
   close(): Promise<void> {
     return this.agent.close();
-  }
-
-  /** A literal address needs no lookup, so the lookup's check would never see it. */
-  private refuseBlockedLiteral(url: string): void {
-    const literal = ipLiteralOf(new URL(url));
-    if (literal && !this.addresses.allows(literal)) throw blockedAddress(new URL(url).hostname);
   }
 }
 

@@ -8,16 +8,16 @@ import type { LocalStorage } from '../storage/local.ts';
 
 export const EXPIRE_QUEUE = 'expire-downloads';
 
-export type RetentionDeps = { prisma: Prisma; storage: LocalStorage };
+type RetentionDeps = { prisma: Prisma; storage: LocalStorage };
 
-export async function sweepExpired(deps: RetentionDeps): Promise<number> {
+async function sweepExpired(deps: RetentionDeps): Promise<number> {
   const ids = await expireDue(deps.prisma);
   await Promise.all(ids.map((id) => deps.storage.removeFile(id)));
   return ids.length;
 }
 
 /** Working directories left by downloads that are no longer running: deleted rows, or ended ones. */
-export async function removeOrphanedWork(deps: RetentionDeps): Promise<void> {
+async function removeOrphanedWork(deps: RetentionDeps): Promise<void> {
   const ids = await deps.storage.workIds();
   const active = await activeAmong(deps.prisma, ids.filter((id) => /^[0-9a-f-]{36}$/.test(id)));
   await Promise.all(ids.filter((id) => !active.has(id)).map((id) => deps.storage.discardWork(id)));

@@ -9,10 +9,10 @@ import { AddressPolicy } from '../../sources/address-policy.ts';
 import { HttpProblem } from '../problem.ts';
 import { sendJson, type RequestBody } from '../typed.ts';
 
-export type DownloadRoutesDeps = { prisma: Prisma; boss: PgBoss; config: Config };
+type DownloadRoutesDeps = { prisma: Prisma; boss: PgBoss; config: Config };
 
 /** The origin (and BASE_PATH) that links in responses are built on. */
-export function publicBase(req: Request, config: Config): string {
+function publicBase(req: Request, config: Config): string {
   return `${config.publicBaseUrl ?? `${req.protocol}://${req.get('host')}`}${config.basePath}`;
 }
 

@@ -1,11 +1,13 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { readFile, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../downloads/errors.ts';
-import { discard, httpStatusError, transportError, type SourceResponse } from '../http.ts';
+import { hashOfFile } from '../../storage/hash.ts';
+import { ByteMeter, tooLarge } from '../byte-meter.ts';
+import { contentLength, discard, httpStatusError, transportError, type SourceResponse } from '../http.ts';
 import type { FetchedFile, SourceContext } from '../types.ts';
 
 // A URL that is itself the media file. The body streams to disk (never whole in memory) and
@@ -39,7 +41,7 @@ export async function fetchDirect(ctx: SourceContext, opened?: SourceResponse): 
     // Everything was on disk already (a crash between the last byte and the rename) or the file shrank.
     const total = totalFromContentRange(response.headers['content-range']);
     discard(response);
-    if (total === have) return finish(partial, have, await hashFile(partial), response);
+    if (total === have) return finish(partial, have, await hashOfFile(partial), response);
     have = 0;
     response = await request(ctx, have);
   }
@@ -61,37 +63,35 @@ export async function fetchDirect(ctx: SourceContext, opened?: SourceResponse): 
     await ctx.rememberValidator(resumeValidator(response.headers));
   }
 
-  const length = Number(response.headers['content-length'] ?? NaN);
-  const total = response.status === 206 ? totalFromContentRange(response.headers['content-range']) : Number.isFinite(length) ? length : null;
+  const total = response.status === 206 ? totalFromContentRange(response.headers['content-range']) : contentLength(response);
   if (total !== null && total > ctx.maxFileBytes) {
     discard(response);
-    throw new DownloadError('source_too_large', `The file has ${total} bytes; the limit is ${ctx.maxFileBytes}.`);
+    throw tooLarge(ctx.maxFileBytes, total);
   }
 
-  const hash = have > 0 ? await hashFile(partial) : createHash('sha256');
-  let received = have;
-  ctx.progress(received, total);
-  const meter = new Transform({
+  const hash = have > 0 ? await hashOfFile(partial) : createHash('sha256');
+  const meter = new ByteMeter(ctx, total, have);
+  const counted = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      received += chunk.length;
-      if (received > ctx.maxFileBytes) {
-        done(new DownloadError('source_too_large', `The file is larger than the limit of ${ctx.maxFileBytes} bytes.`));
+      try {
+        meter.add(chunk.length);
+      } catch (error) {
+        done(error as Error);
         return;
       }
       hash.update(chunk);
-      ctx.progress(received, total);
       done(null, chunk);
     },
   });
   try {
-    await pipeline(response.body, meter, createWriteStream(partial, { flags: have > 0 ? 'a' : 'w', highWaterMark: WRITE_BUFFER_BYTES }), { signal: ctx.signal });
+    await pipeline(response.body, counted, createWriteStream(partial, { flags: have > 0 ? 'a' : 'w', highWaterMark: WRITE_BUFFER_BYTES }), { signal: ctx.signal });
   } catch (error) {
     throw transportError(error, ctx.signal);
   }
-  if (total !== null && received !== total) {
-    throw new DownloadError('source_unreachable', `The source closed the connection after ${received} of ${total} bytes.`, true);
+  if (total !== null && meter.bytes !== total) {
+    throw new DownloadError('source_unreachable', `The source closed the connection after ${meter.bytes} of ${total} bytes.`, true);
   }
-  return finish(partial, received, hash, response);
+  return finish(partial, meter.bytes, hash, response);
 }
 
 function request(ctx: SourceContext, from: number): Promise<SourceResponse> {
@@ -122,10 +122,4 @@ function startOfContentRange(value: string | undefined): number | null {
 function totalFromContentRange(value: string | undefined): number | null {
   const match = /\/(\d+)$/.exec(value ?? '');
   return match ? Number(match[1]) : null;
-}
-
-async function hashFile(file: string): Promise<Hash> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash;
 }

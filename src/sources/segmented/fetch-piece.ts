@@ -4,11 +4,11 @@ import { rename, rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../downloads/errors.ts';
-import { discard, httpStatusError, transportError, type SourceHttp, type SourceResponse } from '../http.ts';
+import { contentLength, discard, httpStatusError, transportError, type SourceHttp, type SourceResponse } from '../http.ts';
 import type { ByteRange } from '../types.ts';
 import type { KeyCache } from './keys.ts';
 import type { Piece } from './layout.ts';
-import type { ByteMeter } from './meter.ts';
+import type { ByteMeter } from '../byte-meter.ts';
 
 export type PieceDeps = { http: SourceHttp; keys: KeyCache; meter: ByteMeter; signal: AbortSignal };
 
@@ -80,9 +80,4 @@ async function* slice(chunks: AsyncIterable<Buffer>, range: ByteRange): AsyncGen
     // Returning ends the loop, which destroys the response: the rest of the file is not needed.
     if (wanted === 0) return;
   }
-}
-
-function contentLength(response: SourceResponse): number | null {
-  const value = Number(response.headers['content-length'] ?? NaN);
-  return Number.isSafeInteger(value) ? value : null;
 }

@@ -9,7 +9,7 @@ import { fetchPiece, type PieceDeps } from './fetch-piece.ts';
 import { joinTrack } from './join.ts';
 import { KeyCache } from './keys.ts';
 import { knownSize, layOut, sizeOnDisk, unfinished, type Piece, type TrackLayout } from './layout.ts';
-import { ByteMeter, tooLarge } from './meter.ts';
+import { ByteMeter, tooLarge } from '../byte-meter.ts';
 import { withRetries } from './retry.ts';
 
 // A planned stream (HLS or DASH, whatever the manifest said) becomes one file: every piece is

@@ -1,7 +1,10 @@
-import { DownloadError } from '../../downloads/errors.ts';
-import type { SourceContext } from '../types.ts';
+import { DownloadError } from '../downloads/errors.ts';
+import type { SourceContext } from './types.ts';
 
-/** Bytes of the whole stream (every track) as they arrive, against MAX_FILE_BYTES. */
+/**
+ * Bytes of a download (a file, or every track of a stream) as they arrive: reported as progress
+ * and held against MAX_FILE_BYTES.
+ */
 export class ByteMeter {
   private downloaded: number;
 
@@ -12,6 +15,10 @@ export class ByteMeter {
   ) {
     this.downloaded = alreadyDone;
     ctx.progress(this.downloaded, total);
+  }
+
+  get bytes(): number {
+    return this.downloaded;
   }
 
   add(bytes: number): void {
@@ -28,6 +35,6 @@ export class ByteMeter {
 }
 
 export function tooLarge(maxFileBytes: number, size?: number): DownloadError {
-  const what = size === undefined ? 'The stream is larger than' : `The stream has ${size} bytes, over`;
+  const what = size === undefined ? 'The download is larger than' : `The download has ${size} bytes, over`;
   return new DownloadError('source_too_large', `${what} the limit of ${maxFileBytes} bytes.`);
 }
