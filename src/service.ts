@@ -8,6 +8,7 @@ import { createPrisma } from './db/prisma.ts';
 import { createApp } from './http/app.ts';
 import { startQueue } from './queue/index.ts';
 import { resolveFfmpegPath } from './media/ffmpeg.ts';
+import { DocumentReader } from './sources/documents/reader.ts';
 import { SourceHttp } from './sources/http.ts';
 import { LocalStorage } from './storage/local.ts';
 import { startWorker, type Worker } from './worker/index.ts';
@@ -36,8 +37,9 @@ export async function startService(config: Config): Promise<Service> {
     connectTimeoutMs: config.sourceConnectTimeoutSeconds * 1000,
     idleTimeoutMs: config.sourceIdleTimeoutSeconds * 1000,
   });
+  const documents = new DocumentReader();
   const worker: Worker | undefined =
-    config.role === 'api' ? undefined : await startWorker(boss, { prisma, storage, http, ffmpeg: await resolveFfmpegPath(config.ffmpegPath), config });
+    config.role === 'api' ? undefined : await startWorker(boss, { prisma, storage, http, documents, ffmpeg: await resolveFfmpegPath(config.ffmpegPath), config });
   let server: Server | undefined;
   if (config.role !== 'worker') {
     const app = createApp({ prisma, boss, storage, config });
@@ -56,6 +58,7 @@ export async function startService(config: Config): Promise<Service> {
     await boss.stop({ graceful: true, timeout: DRAIN_MS });
     await closed;
     await http.close();
+    await documents.close();
     await prisma.$disconnect();
     await embedded?.stop();
   };

@@ -1,3 +1,4 @@
+import { loadConfig } from '../src/config/index.ts';
 import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -9,6 +10,8 @@ import type { Quality, Segment, Track } from '../src/sources/types.ts';
 import { frameHashes } from './support/ffmpeg.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { dashFixtures, serveDashFixture, type DashFixture, type DashFixtureName } from './support/streams/dash-fixtures.ts';
+
+const maxSegments = loadConfig({}).maxSegments;
 
 let server: FixtureServer;
 let fixtures: Record<DashFixtureName, DashFixture>;
@@ -30,7 +33,7 @@ afterAll(async () => {
 const manifestText = (name: DashFixtureName) => readFile(fixtures[name].manifest, 'utf8');
 
 async function planFixture(name: DashFixtureName, quality: Quality = 'best', edit = (text: string) => text) {
-  return planDash({ url: manifestUrls[name] ?? '', text: edit(await manifestText(name)), quality });
+  return planDash({ url: manifestUrls[name] ?? '', text: edit(await manifestText(name)), quality, maxSegments });
 }
 
 function trackOf(tracks: Track[], kind: Track['kind']): Track {
@@ -121,13 +124,13 @@ describe('planDash on manifests ffmpeg wrote or that point at its files', () => 
 
   test('when the MPD is dynamic, then it is refused as an unsupported live source', async () => {
     const text = (await manifestText('number')).replace('type="static"', 'type="dynamic" availabilityStartTime="2020-01-01T00:00:00Z"');
-    const error = refusal(() => planDash({ url: manifestUrls.number ?? '', text, quality: 'best' }));
+    const error = refusal(() => planDash({ url: manifestUrls.number ?? '', text, quality: 'best', maxSegments }));
     expect(error.code).toBe('unsupported_source');
     expect(error.message).toMatch(/live DASH is not supported/);
   });
 
   test('when the text is not an MPD, then it is refused as an unsupported source', () => {
-    expect(refusal(() => planDash({ url: manifestUrls.number ?? '', text: '<html><body>hi</body></html>', quality: 'best' })).code).toBe('unsupported_source');
+    expect(refusal(() => planDash({ url: manifestUrls.number ?? '', text: '<html><body>hi</body></html>', quality: 'best', maxSegments })).code).toBe('unsupported_source');
   });
 
   const widevine = '<ContentProtection schemeIdUri="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"/>';
@@ -137,7 +140,7 @@ describe('planDash on manifests ffmpeg wrote or that point at its files', () => 
     ['PlayReady on the video Representation', /(<Representation id="0"[^>]*>)/, '<ContentProtection schemeIdUri="urn:uuid:9A04F079-9840-4286-AB92-E65BE0885F95"/>', /PlayReady/],
   ])('when a chosen stream carries %s, then it is refused as DRM-protected', async (_case, anchor, protection, named) => {
     const text = (await manifestText('number')).replace(anchor, `$1${protection}`);
-    const error = refusal(() => planDash({ url: manifestUrls.number ?? '', text, quality: 'best' }));
+    const error = refusal(() => planDash({ url: manifestUrls.number ?? '', text, quality: 'best', maxSegments }));
     expect(error.code).toBe('drm_protected');
     expect(error.message).toMatch(named);
   });
@@ -159,7 +162,7 @@ describe('planDash choosing among Representations', () => {
     `<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT4S"><Period>${sets.join('')}</Period></MPD>`;
   const url = 'http://127.0.0.1:9/streams/manifest.mpd';
   const chosen = (text: string, quality: Quality = 'best') =>
-    planDash({ url, text, quality }).tracks.map((track) => `${track.kind}:${path.basename(track.segments[0]?.url ?? '')}`);
+    planDash({ url, text, quality, maxSegments }).tracks.map((track) => `${track.kind}:${path.basename(track.segments[0]?.url ?? '')}`);
 
   test('when two Representations share the height limit, then the one with more bandwidth is chosen', () => {
     const text = mpd(
@@ -195,7 +198,7 @@ describe('planDash choosing among Representations', () => {
   const periods = (...bodies: string[]) => mpd().replace('<Period></Period>', bodies.join(''));
 
   test('when two Periods share the initialization segment, then their segments follow each other in one track', () => {
-    const { tracks } = planDash({ url, text: periods(period('PT0S', 'init.mp4'), period('PT2S', 'init.mp4')), quality: 'best' });
+    const { tracks } = planDash({ url, text: periods(period('PT0S', 'init.mp4'), period('PT2S', 'init.mp4')), quality: 'best', maxSegments });
     expect(tracks).toHaveLength(1);
     expect(tracks[0]?.init?.url).toBe('http://127.0.0.1:9/streams/init.mp4');
     expect(tracks[0]?.segments.map((segment) => path.basename(segment.url))).toEqual(['PT0S-1.mp4', 'PT0S-2.mp4', 'PT2S-1.mp4', 'PT2S-2.mp4']);
@@ -203,7 +206,7 @@ describe('planDash choosing among Representations', () => {
 
   test('when a later Period changes the initialization segment, then the manifest is refused', () => {
     const text = periods(period('PT0S', 'init-a.mp4'), period('PT2S', 'init-b.mp4'));
-    expect(refusal(() => planDash({ url, text, quality: 'best' })).code).toBe('unsupported_source');
+    expect(refusal(() => planDash({ url, text, quality: 'best', maxSegments })).code).toBe('unsupported_source');
   });
 
   test('when there is only audio, then the plan is one audio track', () => {
@@ -212,6 +215,6 @@ describe('planDash choosing among Representations', () => {
 
   test('when a Representation has neither segments nor a BaseURL, then it is refused instead of fetching the MPD as media', () => {
     const text = mpd(videoSet('<Representation id="v" bandwidth="1" height="240"/>'));
-    expect(refusal(() => planDash({ url, text, quality: 'best' })).code).toBe('unsupported_source');
+    expect(refusal(() => planDash({ url, text, quality: 'best', maxSegments })).code).toBe('unsupported_source');
   });
 });

@@ -3,6 +3,8 @@ import { readdirSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DownloadError } from '../src/downloads/errors.ts';
+import { loadConfig } from '../src/config/index.ts';
+import { DocumentReader } from '../src/sources/documents/reader.ts';
 import { planHls } from '../src/sources/hls/index.ts';
 import type { MediaPlan, Quality, Segment, SegmentKey } from '../src/sources/types.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
@@ -11,6 +13,8 @@ import { HLS_EXPLICIT_IV, HLS_SEQUENCE_START } from './support/streams/hls-recip
 import { testSourceHttp } from './support/source-http.ts';
 
 const http = testSourceHttp();
+const documents = new DocumentReader();
+const maxSegments = loadConfig({}).maxSegments;
 
 let server: FixtureServer;
 let fixtures: HlsFixtures;
@@ -20,7 +24,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await server?.close();
+  await Promise.all([server?.close(), documents.close()]);
 });
 
 /** The files ffmpeg wrote into `dir` whose names match `pattern`, ordered by the number it captures. */
@@ -44,22 +48,22 @@ async function fetchText(url: string): Promise<{ url: string; text: string }> {
 
 async function plan(url: string, quality: Quality = 'best'): Promise<MediaPlan> {
   const playlist = await fetchText(url);
-  return planHls({ ...playlist, http, quality, signal: AbortSignal.timeout(10_000) });
+  return planHls({ ...playlist, http, documents, maxSegments, quality, signal: AbortSignal.timeout(10_000) });
 }
 
 function planText(url: string, text: string, quality: Quality = 'best'): Promise<MediaPlan> {
-  return planHls({ http, url, text, quality, signal: AbortSignal.timeout(10_000) });
+  return planHls({ http, documents, maxSegments, url, text, quality, signal: AbortSignal.timeout(10_000) });
 }
 
-function sequenceIv(sequence: number): Buffer {
-  return Buffer.from(sequence.toString(16).padStart(32, '0'), 'hex');
+function sequenceIv(sequence: number): string {
+  return sequence.toString(16).padStart(32, '0');
 }
 
 async function decrypt(segment: Segment): Promise<Buffer> {
   const key = segment.key as SegmentKey;
   const keyBytes = Buffer.from(await (await fetch(key.uri)).arrayBuffer());
   const encrypted = Buffer.from(await (await fetch(segment.url)).arrayBuffer());
-  const decipher = createDecipheriv('aes-128-cbc', keyBytes, key.iv);
+  const decipher = createDecipheriv('aes-128-cbc', keyBytes, Buffer.from(key.iv, 'hex'));
   return Buffer.concat([decipher.update(encrypted), decipher.final()]);
 }
 
@@ -107,7 +111,7 @@ describe('HLS media playlists', () => {
     const url = serve('fmp4', '/fmp4-keys');
     const { text } = await fetchText(url);
     const keyTag = `#EXT-X-KEY:METHOD=AES-128,URI="k.key",IV=0x${HLS_EXPLICIT_IV}`;
-    const expectedKey = { method: 'AES-128', uri: server.url('/fmp4-keys/k.key'), iv: Buffer.from(HLS_EXPLICIT_IV, 'hex') };
+    const expectedKey = { method: 'AES-128', uri: server.url('/fmp4-keys/k.key'), iv: HLS_EXPLICIT_IV };
 
     const before = (await planText(url, text.replace('#EXT-X-MAP', `${keyTag}\n#EXT-X-MAP`))).tracks[0]!;
     expect(before.init?.key).toEqual(expectedKey);
@@ -125,7 +129,7 @@ describe('HLS AES-128', () => {
     const clear = writtenSegments(fixtures.ts.dir, /^seg(\d+)\.ts$/);
     const [track] = (await plan(url)).tracks;
     expect(track!.segments.map((segment) => segment.key)).toEqual(
-      clear.map(() => ({ method: 'AES-128', uri: server.url('/aes-iv/aes.key'), iv: Buffer.from(HLS_EXPLICIT_IV, 'hex') })),
+      clear.map(() => ({ method: 'AES-128', uri: server.url('/aes-iv/aes.key'), iv: HLS_EXPLICIT_IV })),
     );
     const first = await decrypt(track!.segments[0]!);
     expect(first[0]).toBe(0x47);

@@ -98,7 +98,7 @@ describe('fetching a planned stream', () => {
   test('when the segments are AES-128 encrypted, then they are decrypted with a key fetched once', async () => {
     const plan = servePlan('aes', media.aesSegments);
     const keyUrl = source.file('/aes/key.bin', media.aesKey, { contentType: 'application/octet-stream' });
-    for (const segment of plan.tracks[0]!.segments) segment.key = { method: 'AES-128', uri: keyUrl, iv: AES_IV };
+    for (const segment of plan.tracks[0]!.segments) segment.key = { method: 'AES-128', uri: keyUrl, iv: AES_IV.toString('hex') };
 
     const fetched = await fetchPlan(await context('aes'), plan, ffmpeg);
 
@@ -141,7 +141,7 @@ describe('fetching a planned stream', () => {
   test('when the AES-128 key is not 16 bytes long, then the fetch fails with unsupported_source', async () => {
     const plan = servePlan('short-key', media.aesSegments.slice(0, 2));
     const keyUrl = source.content('/short-key/key.bin', (await readFile(media.aesKey)).subarray(0, 15));
-    for (const segment of plan.tracks[0]!.segments) segment.key = { method: 'AES-128', uri: keyUrl, iv: AES_IV };
+    for (const segment of plan.tracks[0]!.segments) segment.key = { method: 'AES-128', uri: keyUrl, iv: AES_IV.toString('hex') };
 
     expect(await failureOf(fetchPlan(await context('short-key'), plan, ffmpeg))).toMatchObject({ code: 'unsupported_source', retryable: false });
   });

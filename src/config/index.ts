@@ -39,6 +39,8 @@ const schema = z.object({
     .default([]),
   ALLOW_PRIVATE_ADDRESSES: privateAllowance.default(false),
   MAX_FILE_BYTES: int(1).default(2 * 1024 ** 3),
+  // Twelve hours of one-second segments: any real VOD stream fits, a manifest bomb does not.
+  MAX_SEGMENTS: int(1, 1_000_000).default(43_200),
   FILE_TTL_SECONDS: int(1).default(86_400),
   WORKER_CONCURRENCY: int(1, 256).default(4),
   FFMPEG_PATH: z.string().min(1).optional(),
@@ -66,6 +68,8 @@ export type Config = {
   /** All private addresses, none, or those in the listed ranges. */
   allowPrivateAddresses: boolean | string[];
   maxFileBytes: number;
+  /** Segments one track of a stream may have (HLS playlist, DASH Representation). */
+  maxSegments: number;
   fileTtlSeconds: number;
   workerConcurrency: number;
   ffmpegPath: string | undefined;
@@ -101,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeys: c.API_KEYS,
     allowPrivateAddresses: c.ALLOW_PRIVATE_ADDRESSES,
     maxFileBytes: c.MAX_FILE_BYTES,
+    maxSegments: c.MAX_SEGMENTS,
     fileTtlSeconds: c.FILE_TTL_SECONDS,
     workerConcurrency: c.WORKER_CONCURRENCY,
     ffmpegPath: c.FFMPEG_PATH,

@@ -8,16 +8,23 @@ import { newTokenSecret } from './token.ts';
 
 const ACTIVE = ['queued', 'downloading', 'processing'] as const;
 
-/** Starts a fetch attempt; null when the download is not waiting for one (finished, or unknown). */
-export async function startAttempt(prisma: Prisma, id: string): Promise<Row | null> {
+/**
+ * Starts a fetch attempt; null when the download is not waiting for one (finished, or unknown).
+ * `afterCrash` says the attempt before this one never recorded an outcome: its process died.
+ */
+export async function startAttempt(prisma: Prisma, id: string): Promise<{ row: Row; afterCrash: boolean } | null> {
   const now = new Date();
-  const rows = await prisma.$queryRaw<{ id: string }[]>`
-    UPDATE downloads
-       SET status = 'downloading', attempts = attempts + 1, started_at = COALESCE(started_at, ${now}),
+  const rows = await prisma.$queryRaw<{ previous: string }[]>`
+    UPDATE downloads d
+       SET status = 'downloading', attempts = d.attempts + 1, started_at = COALESCE(d.started_at, ${now}),
            speed_bytes_per_second = NULL, updated_at = ${now}
-     WHERE id = ${id}::uuid AND status IN ('queued', 'downloading', 'processing')
- RETURNING id`;
-  return rows.length ? prisma.download.findUnique({ where: { id } }) : null;
+      FROM (SELECT id, status::text AS previous FROM downloads WHERE id = ${id}::uuid FOR UPDATE) before
+     WHERE d.id = before.id AND d.status IN ('queued', 'downloading', 'processing')
+ RETURNING before.previous`;
+  const previous = rows[0]?.previous;
+  if (!previous) return null;
+  const row = await prisma.download.findUnique({ where: { id } });
+  return row && { row, afterCrash: previous !== 'queued' };
 }
 
 export type Progress = { downloadedBytes: number; totalBytes: number | null; speedBytesPerSecond: number | null };

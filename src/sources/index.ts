@@ -3,11 +3,10 @@ import { detectContainer } from '../media/container.ts';
 import { describe } from '../media/describe.ts';
 import { probe } from '../media/probe.ts';
 import { remux } from '../media/remux.ts';
-import { planDash } from './dash/index.ts';
 import { detectKind } from './detect.ts';
 import { fetchDirect, resumableDirect } from './direct/index.ts';
+import type { DocumentReader } from './documents/reader.ts';
 import { planHls } from './hls/index.ts';
-import { findMediaInPage } from './html/page-media.ts';
 import { discard, httpStatusError, readBody, type SourceResponse } from './http.ts';
 import { peek } from './peek.ts';
 import { fetchPlan } from './segmented/index.ts';
@@ -17,7 +16,7 @@ import type { FetchedFile, MediaPlan, Quality, SourceContext } from './types.ts'
 // response itself, its first bytes before its declared type, and a page is searched for the media
 // it carries, which is then fetched as its own kind.
 
-export type MediaContext = SourceContext & { quality: Quality; ffmpeg: string };
+export type MediaContext = SourceContext & { quality: Quality; ffmpeg: string; documents: DocumentReader; maxSegments: number };
 
 export type FetchedMedia = FetchedFile & {
   mime: string;
@@ -57,11 +56,11 @@ async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): 
       return fromDirect(target, opened);
     case 'hls': {
       const text = await readText(opened, ctx, MAX_MANIFEST_BYTES, 'HLS playlist');
-      return fromPlan(target, await planHls({ http: ctx.http, url: response.url, text, quality: ctx.quality, signal: ctx.signal }));
+      return fromPlan(target, await planHls({ ...ctx, url: response.url, text }));
     }
     case 'dash': {
       const text = await readText(opened, ctx, MAX_MANIFEST_BYTES, 'DASH manifest');
-      return fromPlan(target, planDash({ url: response.url, text, quality: ctx.quality }));
+      return fromPlan(target, await ctx.documents.dash({ url: response.url, text, quality: ctx.quality, maxSegments: ctx.maxSegments }, ctx.signal));
     }
     case 'html':
       if (pagesAllowed) return fromPage(target, response.url, await readText(opened, ctx, MAX_PAGE_BYTES, 'page'));
@@ -99,7 +98,7 @@ async function fromPlan(ctx: MediaContext, plan: MediaPlan): Promise<FetchedMedi
 }
 
 async function fromPage(ctx: MediaContext, pageUrl: string, html: string): Promise<FetchedMedia> {
-  const { candidates, title } = findMediaInPage({ html, pageUrl });
+  const { candidates, title } = await ctx.documents.page({ html, pageUrl }, ctx.signal);
   let lastError: DownloadError | undefined;
   for (const candidate of candidates.slice(0, MAX_PAGE_CANDIDATES)) {
     try {

@@ -31,8 +31,8 @@ export type FetchedFile = {
 
 export type ByteRange = { offset: number; length: number };
 
-/** AES-128 (CBC, PKCS#7) as HLS's EXT-X-KEY describes it; `iv` is 16 bytes. */
-export type SegmentKey = { method: 'AES-128'; uri: string; iv: Buffer };
+/** AES-128 (CBC, PKCS#7) as HLS's EXT-X-KEY describes it; `iv` is 16 bytes in hex (a plan crosses threads as plain data). */
+export type SegmentKey = { method: 'AES-128'; uri: string; iv: string };
 
 export type Segment = { url: string; byteRange?: ByteRange; key?: SegmentKey };
 

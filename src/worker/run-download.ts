@@ -3,13 +3,14 @@ import type { Prisma } from '../db/prisma.ts';
 import { asDownloadError, DownloadError } from '../downloads/errors.ts';
 import { fileNameFor } from '../downloads/filename.ts';
 import { markCompleted, markFailed, markProcessing, markRetrying, rememberSourceValidator, startAttempt } from '../downloads/transitions.ts';
+import type { DocumentReader } from '../sources/documents/reader.ts';
 import type { SourceHttp } from '../sources/http.ts';
 import { fetchMedia } from '../sources/index.ts';
 import { parseQuality } from '../downloads/present.ts';
 import type { LocalStorage } from '../storage/local.ts';
 import { ProgressRecorder } from './progress.ts';
 
-export type WorkerDeps = { prisma: Prisma; storage: LocalStorage; http: SourceHttp; ffmpeg: string; config: Config };
+export type WorkerDeps = { prisma: Prisma; storage: LocalStorage; http: SourceHttp; documents: DocumentReader; ffmpeg: string; config: Config };
 
 /** Thrown into a running download when the process shuts down; the job is retried later. */
 export class ShutdownError extends Error {
@@ -25,8 +26,16 @@ export class ShutdownError extends Error {
  */
 export async function runDownload(deps: WorkerDeps, id: string, shutdown: AbortSignal): Promise<void> {
   const { prisma, storage, config } = deps;
-  const row = await startAttempt(prisma, id);
-  if (!row) return;
+  const started = await startAttempt(prisma, id);
+  if (!started) return;
+  const { row } = started;
+  if (started.afterCrash && row.attempts > config.maxAttempts) {
+    // A download whose attempts keep ending the process (whatever in it does that) must not be
+    // handed out for ever: past MAX_ATTEMPTS it fails instead of being tried again.
+    await markFailed(prisma, id, new DownloadError('processing_failed', `All ${config.maxAttempts} attempts are used up and the last one ended without an outcome (its worker process stopped); the download is not tried again.`));
+    await storage.discardWork(id);
+    return;
+  }
   const progress = new ProgressRecorder(prisma, id);
   const signal = AbortSignal.any([shutdown, AbortSignal.timeout(config.downloadTimeoutSeconds * 1000)]);
   try {
@@ -35,6 +44,8 @@ export async function runDownload(deps: WorkerDeps, id: string, shutdown: AbortS
       quality: parseQuality(row.quality),
       http: deps.http,
       ffmpeg: deps.ffmpeg,
+      documents: deps.documents,
+      maxSegments: config.maxSegments,
       workDir: await storage.workDir(id),
       storage,
       signal,

@@ -1,13 +1,15 @@
-import { parse, stringToMpdXml, type MpdElement, type ParsedManifest, type ParsedPlaylist } from 'mpd-parser';
+import { inheritAttributes, stringToMpdXml, toM3u8, toPlaylists, type MpdElement, type ParsedManifest, type ParsedPlaylist } from 'mpd-parser';
 import { DownloadError } from '../../downloads/errors.ts';
 import type { MediaPlan, Quality, Track } from '../types.ts';
+import { refuseTooManyRepresentations, refuseTooManySegments } from './bounds.ts';
 import { chooseAudio, chooseVideo } from './choice.ts';
 import { refuseLive, refuseProtected } from './refusals.ts';
 import { toTrack } from './track.ts';
 
 // A static MPD to the tracks to fetch: the video Representation that fits `quality` and the best
-// audio, or one muxed track when the manifest has no separate audio. Needs no network: a
-// SegmentBase is fetched whole instead of reading its sidx.
+// audio, or one muxed track when the manifest has no separate audio. Needs no network (a
+// SegmentBase is fetched whole instead of reading its sidx) and is a pure function of its input:
+// it runs in the document reader's thread.
 
 const AUDIO_CODECS = /^(mp4a|ac-3|ec-3|ac-4|opus|vorbis|flac|mp3|dtsc|alac)/i;
 
@@ -16,20 +18,31 @@ function unreadable(error: unknown): DownloadError {
   return new DownloadError('unsupported_source', `The DASH manifest could not be read (${reason}).`);
 }
 
-function read(url: string, text: string): { mpd: MpdElement; manifest: ParsedManifest } {
-  let mpd: MpdElement;
+/** `step()`, with any failure of the parser itself reported as an unreadable manifest. */
+function parsing<T>(step: () => T): T {
   try {
-    mpd = stringToMpdXml(text);
+    return step();
   } catch (error) {
     throw unreadable(error);
   }
+}
+
+function read(input: DashInput): { mpd: MpdElement; manifest: ParsedManifest } {
+  const mpd = parsing(() => stringToMpdXml(input.text));
   // Checked before parsing: a live MPD may not even parse without a clock to place its window.
   refuseLive(mpd);
-  try {
-    return { mpd, manifest: parse(text, { manifestUri: url }) };
-  } catch (error) {
-    throw unreadable(error);
-  }
+  refuseTooManyRepresentations(mpd);
+  const inherited = parsing(() => inheritAttributes(mpd, { manifestUri: input.url }));
+  refuseTooManySegments(inherited.representationInfo, input.maxSegments);
+  const manifest = parsing(() =>
+    toM3u8({
+      dashPlaylists: toPlaylists(inherited.representationInfo),
+      locations: inherited.locations,
+      contentSteering: inherited.contentSteeringInfo,
+      eventStream: inherited.eventStream,
+    }),
+  );
+  return { mpd, manifest };
 }
 
 /** Video without separate audio is muxed unless its codecs say it carries no audio. */
@@ -38,8 +51,10 @@ function soleTrackKind(video: ParsedPlaylist): Track['kind'] {
   return !codecs || codecs.some((codec) => AUDIO_CODECS.test(codec)) ? 'muxed' : 'video';
 }
 
-export function planDash(input: { url: string; text: string; quality: Quality }): MediaPlan {
-  const { mpd, manifest } = read(input.url, input.text);
+export type DashInput = { url: string; text: string; quality: Quality; maxSegments: number };
+
+export function planDash(input: DashInput): MediaPlan {
+  const { mpd, manifest } = read(input);
   const video = chooseVideo(manifest.playlists ?? [], input.quality);
   const audio = chooseAudio(Object.values(manifest.mediaGroups?.AUDIO?.audio ?? {}));
   if (!video && !audio) throw new DownloadError('unsupported_source', 'The DASH manifest has no video or audio Representation.');

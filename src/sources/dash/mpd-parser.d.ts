@@ -39,7 +39,27 @@ declare module 'mpd-parser' {
     mediaGroups?: { AUDIO?: { audio?: Record<string, ParsedAudioGroup> } };
   };
 
-  export function parse(manifest: string, options?: { manifestUri?: string }): ParsedManifest;
+  /** One `<S>` of a SegmentTimeline, its attributes as numbers. */
+  export type TimelineEntry = { t?: number; d?: number; r?: number };
+
+  /** A Representation with every attribute it inherits, before its segments are made. */
+  export type RepresentationInfo = {
+    attributes: Record<string, unknown>;
+    segmentInfo: {
+      template?: Record<string, unknown>;
+      list?: Record<string, unknown>;
+      base?: Record<string, unknown>;
+      segmentTimeline?: TimelineEntry[];
+    };
+  };
+
+  export type InheritedManifest = { representationInfo: RepresentationInfo[]; locations?: unknown; contentSteeringInfo?: unknown; eventStream?: unknown };
+
+  /** `parse` is these three steps; the planner counts what the second would make before taking it. */
+  export function inheritAttributes(mpd: MpdElement, options?: { manifestUri?: string }): InheritedManifest;
+  export type DashPlaylist = { attributes: Record<string, unknown> };
+  export function toPlaylists(representations: RepresentationInfo[]): DashPlaylist[];
+  export function toM3u8(input: { dashPlaylists: DashPlaylist[]; locations?: unknown; contentSteering?: unknown; eventStream?: unknown }): ParsedManifest;
 
   /** The subset of an @xmldom/xmldom Element the planner walks. */
   export type MpdElement = {

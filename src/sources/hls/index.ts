@@ -1,41 +1,30 @@
-import { DownloadError } from '../../downloads/errors.ts';
+import type { DocumentReader } from '../documents/reader.ts';
 import type { SourceHttp } from '../http.ts';
 import type { MediaPlan, Quality, Track } from '../types.ts';
 import { fetchPlaylist } from './fetch-playlist.ts';
-import { refuseDrm } from './keys.ts';
-import { trackFromMediaPlaylist } from './media-track.ts';
-import { parsePlaylist } from './parse.ts';
-import { resolveUri } from './urls.ts';
-import { chooseAudioUri, chooseVariant } from './variants.ts';
 
 /**
  * The tracks an HLS playlist resolves to. `url` is where `text` was fetched from (after redirects):
  * relative URIs resolve against it. A master playlist is narrowed to one variant by `quality`, plus
- * its audio rendition when the audio is a playlist of its own.
+ * its audio rendition when the audio is a playlist of its own. Every playlist is read by
+ * `documents`, away from the thread that serves the API.
  */
-export type HlsInput = { http: SourceHttp; url: string; text: string; quality: Quality; signal: AbortSignal };
+export type HlsInput = { http: SourceHttp; documents: DocumentReader; url: string; text: string; quality: Quality; maxSegments: number; signal: AbortSignal };
 
 export async function planHls(input: HlsInput): Promise<MediaPlan> {
-  const playlist = parsePlaylist(input.text, input.url);
-  if (!playlist.isMasterPlaylist) return { tracks: [trackFromMediaPlaylist(playlist, input.url, 'muxed')] };
-
-  // A session key announces the key system of every variant before any is fetched.
-  for (const key of playlist.sessionKeyList) refuseDrm(key);
-  const variant = chooseVariant(playlist.variants, input.quality);
-  if (!variant) throw new DownloadError('unsupported_source', `The HLS master playlist at ${input.url} lists no variant streams.`);
-  const audioUri = chooseAudioUri(variant);
+  const top = await input.documents.hls({ text: input.text, url: input.url, quality: input.quality, expect: 'any', maxSegments: input.maxSegments }, input.signal);
+  if (top.type === 'media') return { tracks: [top.track] };
   const tracks = await Promise.all([
-    loadTrack(input, resolveUri(variant.uri, input.url), audioUri ? 'video' : 'muxed'),
-    ...(audioUri ? [loadTrack(input, resolveUri(audioUri, input.url), 'audio')] : []),
+    loadTrack(input, top.variantUrl, top.audioUrl ? 'video' : 'muxed'),
+    ...(top.audioUrl ? [loadTrack(input, top.audioUrl, 'audio')] : []),
   ]);
   return { tracks };
 }
 
 async function loadTrack(input: HlsInput, url: string, kind: Track['kind']): Promise<Track> {
   const fetched = await fetchPlaylist(input.http, url, input.signal);
-  const playlist = parsePlaylist(fetched.text, fetched.url);
-  if (playlist.isMasterPlaylist) {
-    throw new DownloadError('unsupported_source', `The HLS variant at ${fetched.url} is another master playlist, not a media playlist.`);
-  }
-  return trackFromMediaPlaylist(playlist, fetched.url, kind);
+  const reading = await input.documents.hls({ text: fetched.text, url: fetched.url, quality: input.quality, expect: kind, maxSegments: input.maxSegments }, input.signal);
+  // Only a master can hand back anything but a track, and a master was not expected here.
+  if (reading.type !== 'media') throw new Error('a playlist expected to be a media playlist was read as a master');
+  return reading.track;
 }

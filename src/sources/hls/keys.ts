@@ -26,10 +26,8 @@ export function refuseDrm(key: types.Key): void {
 }
 
 /** RFC 8216 5.2: without an IV attribute, the IV is the media sequence number, big-endian in 16 bytes. */
-function sequenceIv(mediaSequence: number): Buffer {
-  const iv = Buffer.alloc(16);
-  iv.writeBigUInt64BE(BigInt(mediaSequence), 8);
-  return iv;
+function sequenceIv(mediaSequence: number): string {
+  return BigInt(mediaSequence).toString(16).padStart(32, '0');
 }
 
 /** The decryption a segment (or init section) needs, or undefined when it is in the clear. */
@@ -39,7 +37,7 @@ export function segmentKey(key: types.Key | null | undefined, mediaSequence: num
   if (key.method === 'NONE') return undefined;
   if (!key.uri) throw new DownloadError('unsupported_source', `An AES-128 EXT-X-KEY in ${playlistUrl} has no URI.`);
   // hls-parser hands the IV over as a Uint8Array, whatever its declaration says.
-  const iv = key.iv ? Buffer.from(new Uint8Array(key.iv)) : sequenceIv(mediaSequence);
-  if (iv.length !== 16) throw new DownloadError('unsupported_source', `An EXT-X-KEY in ${playlistUrl} has an IV that is not 128 bits.`);
+  const iv = key.iv ? Buffer.from(new Uint8Array(key.iv)).toString('hex') : sequenceIv(mediaSequence);
+  if (iv.length !== 32) throw new DownloadError('unsupported_source', `An EXT-X-KEY in ${playlistUrl} has an IV that is not 128 bits.`);
   return { method: 'AES-128', uri: resolveUri(key.uri, playlistUrl), iv };
 }

@@ -18,10 +18,10 @@ export type PieceDeps = { http: SourceHttp; keys: KeyCache; meter: ByteMeter; si
  */
 export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
   const { meter, signal } = deps;
-  const decrypt = piece.key ? createDecipheriv('aes-128-cbc', await deps.keys.get(piece.key.uri, signal), piece.key.iv) : new PassThrough();
+  const decrypt = piece.key ? createDecipheriv('aes-128-cbc', await deps.keys.get(piece.key.uri, signal), Buffer.from(piece.key.iv, 'hex')) : new PassThrough();
   const range = piece.byteRange;
   const response = await deps.http.get(piece.url, { headers: range ? { range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}, signal });
-  const body = await bodyOf(response, range);
+  const body = await bodyOf(response, range, meter);
   const expected = range?.length ?? contentLength(response);
 
   let received = 0;
@@ -50,14 +50,14 @@ export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
 }
 
 /** The body to keep: a range the source did not honour (a 200 with the whole file) is cut out of it. */
-async function bodyOf(response: SourceResponse, range: ByteRange | undefined): Promise<AsyncIterable<Buffer>> {
+async function bodyOf(response: SourceResponse, range: ByteRange | undefined, meter: ByteMeter): Promise<AsyncIterable<Buffer>> {
   const expectedStatus = range ? [200, 206] : [200];
   if (!expectedStatus.includes(response.status)) {
     discard(response);
     throw httpStatusError(response.status);
   }
   if (!range) return response.body;
-  if (response.status === 200) return slice(response.body, range);
+  if (response.status === 200) return slice(response.body, range, meter);
   const asked = `bytes ${range.offset}-${range.offset + range.length - 1}/`;
   const answered = response.headers['content-range'] ?? '';
   if (!answered.startsWith(asked)) {
@@ -67,12 +67,13 @@ async function bodyOf(response: SourceResponse, range: ByteRange | undefined): P
   return response.body;
 }
 
-async function* slice(chunks: AsyncIterable<Buffer>, range: ByteRange): AsyncGenerator<Buffer> {
+async function* slice(chunks: AsyncIterable<Buffer>, range: ByteRange, meter: ByteMeter): AsyncGenerator<Buffer> {
   let position = 0;
   let wanted = range.length;
   for await (const chunk of chunks) {
     const from = Math.max(0, range.offset - position);
     position += chunk.length;
+    meter.discard(Math.min(from, chunk.length));
     if (from >= chunk.length) continue;
     const piece = chunk.subarray(from, from + wanted);
     wanted -= piece.length;

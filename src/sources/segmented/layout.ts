@@ -25,7 +25,7 @@ export function layOut(plan: MediaPlan, dir: string): TrackLayout[] {
   return plan.tracks.map((track, t) => {
     const parts = track.init ? [track.init, ...track.segments] : track.segments;
     const pieces = parts.map((part, i) => {
-      const identity = [part.url, part.byteRange ? `${part.byteRange.offset}+${part.byteRange.length}` : '', part.key ? `${part.key.uri} ${part.key.iv.toString('hex')}` : ''];
+      const identity = [part.url, part.byteRange ? `${part.byteRange.offset}+${part.byteRange.length}` : '', part.key ? `${part.key.uri} ${part.key.iv}` : ''];
       return { ...part, init: part === track.init, file: path.join(dir, `t${t}-${i}-${digest(identity.join('\n'))}`) };
     });
     const trackDigest = digest(pieces.map((piece) => path.basename(piece.file)).join('\n'));

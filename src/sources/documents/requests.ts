@@ -1,0 +1,21 @@
+import type { ErrorCode } from '../../downloads/errors.ts';
+import type { DashInput } from '../dash/index.ts';
+import type { HlsReading, HlsReadInput } from '../hls/read-playlist.ts';
+import type { PageMedia } from '../html/page-media.ts';
+import type { MediaPlan } from '../types.ts';
+
+// What crosses between the service and the document reader's thread: plain data both ways.
+
+export type DocumentRequests = {
+  hls: { input: HlsReadInput; reply: HlsReading };
+  dash: { input: DashInput; reply: MediaPlan };
+  page: { input: { html: string; pageUrl: string }; reply: PageMedia };
+};
+
+export type DocumentKind = keyof DocumentRequests;
+
+export type DocumentRequest = { [K in DocumentKind]: { kind: K; input: DocumentRequests[K]['input'] } }[DocumentKind];
+
+export type DocumentReply = { ok: true; value: unknown } | { ok: false; error: { code: ErrorCode; message: string; retryable: boolean } };
+
+export const DOCUMENT_NAMES: Record<DocumentKind, string> = { hls: 'HLS playlist', dash: 'DASH manifest', page: 'page' };

@@ -1,0 +1,57 @@
+import { DownloadError } from '../../downloads/errors.ts';
+import type { Quality, Track } from '../types.ts';
+import { refuseDrm } from './keys.ts';
+import { trackFromMediaPlaylist } from './media-track.ts';
+import { parsePlaylist } from './parse.ts';
+import { resolveUri } from './urls.ts';
+import { chooseAudioUri, chooseVariant } from './variants.ts';
+
+// One playlist's text to what it means for the download, with no network: a master playlist
+// narrows to the variant (and audio rendition) that `quality` asks for, a media playlist becomes a
+// track. It runs in the document reader's thread, so it must stay a pure function of its input.
+
+export type HlsReadInput = {
+  text: string;
+  /** Where the text came from, after redirects: relative URIs resolve against it. */
+  url: string;
+  quality: Quality;
+  /** `any` for the URL the client gave; a track kind for a playlist a master pointed to. */
+  expect: 'any' | Track['kind'];
+  maxSegments: number;
+};
+
+export type HlsReading = { type: 'master'; variantUrl: string; audioUrl: string | null } | { type: 'media'; track: Track };
+
+/** Lines that are neither tags nor blank: segments of a media playlist, variants of a master. */
+function uriLines(text: string): number {
+  let count = 0;
+  for (let start = 0; start < text.length; ) {
+    const end = text.indexOf('\n', start);
+    const stop = end === -1 ? text.length : end;
+    let first = start;
+    while (first < stop && (text[first] === ' ' || text[first] === '\t' || text[first] === '\r')) first++;
+    if (first < stop && text[first] !== '#') count++;
+    start = stop + 1;
+  }
+  return count;
+}
+
+export function readHlsPlaylist(input: HlsReadInput): HlsReading {
+  // Counted before parsing, so that a playlist of a million segments is refused before the parser
+  // holds a million objects.
+  const uris = uriLines(input.text);
+  if (uris > input.maxSegments) {
+    throw new DownloadError('source_too_large', `The HLS playlist at ${input.url} lists ${uris} segments or variants, over the limit of ${input.maxSegments} (MAX_SEGMENTS).`);
+  }
+  const playlist = parsePlaylist(input.text, input.url);
+  if (!playlist.isMasterPlaylist) return { type: 'media', track: trackFromMediaPlaylist(playlist, input.url, input.expect === 'any' ? 'muxed' : input.expect) };
+  if (input.expect !== 'any') {
+    throw new DownloadError('unsupported_source', `The HLS variant at ${input.url} is another master playlist, not a media playlist.`);
+  }
+  // A session key announces the key system of every variant before any is fetched.
+  for (const key of playlist.sessionKeyList) refuseDrm(key);
+  const variant = chooseVariant(playlist.variants, input.quality);
+  if (!variant) throw new DownloadError('unsupported_source', `The HLS master playlist at ${input.url} lists no variant streams.`);
+  const audioUri = chooseAudioUri(variant);
+  return { type: 'master', variantUrl: resolveUri(variant.uri, input.url), audioUrl: audioUri ? resolveUri(audioUri, input.url) : null };
+}
