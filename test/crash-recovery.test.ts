@@ -27,13 +27,14 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-function startProcess() {
+function startProcess(env: Record<string, string> = {}) {
   return spawnServiceProcess({
     DATABASE_URL: database.url,
     DATA_DIR: dataDir,
     ALLOW_PRIVATE_ADDRESSES: 'true',
     RATE_LIMIT_PER_MINUTE: '0',
     RETRY_DELAY_SECONDS: '1',
+    ...env,
   });
 }
 
@@ -79,4 +80,25 @@ test('when the process is killed with SIGKILL mid-download and restarted on the 
   // Only what had left the source but not reached the disk when the process died is fetched twice.
   const sent = requests.reduce((sum, request) => sum + request.bytesSent, 0);
   expect(sent - size).toBeLessThanOrEqual(sentBeforeKill - kept);
+}, 60_000);
+
+test('when every attempt a download may have ends with its process killed, then the restarted service fails it as processing_failed instead of running it again', async () => {
+  const size = (await stat(mediaPath('big.mp4'))).size;
+  const url = source.file('/killer.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(size / 8) });
+  // A service left from an earlier test would share the queue and could take the job instead.
+  await killServiceProcesses();
+
+  const first = await startProcess({ MAX_ATTEMPTS: '1' });
+  const created = await first.http.createDownload({ url });
+  const id = (created.body as Download).id;
+  await waitForProgress(first.http, id, size / 16);
+  await first.kill('SIGKILL');
+
+  const second = await startProcess({ MAX_ATTEMPTS: '1' });
+  const done = await second.waitForStatus(id, ['failed', 'completed'], 45_000);
+  expect(done).toMatchObject({ status: 'failed', attempts: 2, error: { code: 'processing_failed', retryable: false } });
+  // The second attempt fetched nothing: it failed before reaching the source.
+  expect(source.requestsFor('/killer.mp4')).toHaveLength(1);
+  await waitFor('the working files to go', () => !existsSync(path.join(dataDir, 'partial', id)));
+  await second.kill('SIGTERM');
 }, 60_000);
