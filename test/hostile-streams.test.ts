@@ -21,6 +21,10 @@ let source: FixtureServer;
 
 beforeAll(async () => {
   [app, source] = await Promise.all([startTestService({ maxAttempts: 1, maxFileBytes: MAX_FILE_BYTES }), startFixtureServer()]);
+  // The first download of a process pays once for what every later one reuses (the database
+  // client prepares each query on its first use); the probes measure what hostile input costs.
+  const created = await app.http.createDownload({ url: source.file('/warm-up.mp4', mediaPath('clip.mp4')) });
+  await app.waitForStatus((created.body as Download).id, ['completed']);
 });
 
 afterAll(async () => {
@@ -94,6 +98,12 @@ test('when an MPD pads segment numbers to a billion digits, then the download fa
   const text = mpd('<Representation id="v" bandwidth="1"><SegmentTemplate media="s$Number%01000000000d$.m4s" duration="1"/></Representation>');
   const done = await downloadWhileProbing(dash('padding', text));
   expect(done).toMatchObject({ status: 'failed', error: { code: 'source_too_large' } });
+});
+
+test('when an MPD points its segments at file: URLs, then the download fails as unsupported_source without reading them', async () => {
+  const text = mpd('<Representation id="v" bandwidth="1"><BaseURL>file:///etc/</BaseURL><SegmentTemplate media="passwd" initialization="hostname"/></Representation>');
+  const done = await downloadWhileProbing(dash('file-urls', text));
+  expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', message: expect.stringMatching(/file: URL/) } });
 });
 
 test('when a 16 MiB HLS playlist lists 1.3 million segments, then the download fails as source_too_large without blocking the API', async () => {

@@ -60,6 +60,10 @@ export class SourceHttp {
       // What is private on its face (an address literal needs no lookup, so the lookup's check
       // would never see it) is refused before any connection, on every hop.
       const target = new URL(current);
+      // A manifest or a redirect may name any scheme; only the web is fetched from.
+      if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+        throw new DownloadError('unsupported_source', `The source refers to a ${target.protocol} URL, which is not fetched.`);
+      }
       if (this.addresses.refusesOnItsFace(target)) throw blockedAddress(target.hostname);
       let response: Dispatcher.ResponseData;
       try {
