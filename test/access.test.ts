@@ -57,29 +57,6 @@ describe('API keys', () => {
   });
 });
 
-describe('rate limit', () => {
-  let app: TestService;
-  beforeAll(async () => {
-    app = await startTestService({ rateLimitPerMinute: 3 });
-  });
-  afterAll(async () => {
-    await app?.stop();
-  });
-
-  test('when a client goes over RATE_LIMIT_PER_MINUTE, then 429 with Retry-After and RateLimit headers', async () => {
-    const statuses: number[] = [];
-    let last;
-    for (let i = 0; i < 4; i++) {
-      last = await app.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11');
-      statuses.push(last.status);
-    }
-    expect(statuses).toEqual([404, 404, 404, 429]);
-    expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
-    expect(last!.headers.ratelimit).toMatch(/r=0/);
-    expect(last!.headers['content-type']).toMatch(/^application\/problem\+json/);
-  });
-});
-
 describe('BASE_PATH', () => {
   let app: TestService;
   beforeAll(async () => {

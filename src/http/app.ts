@@ -9,9 +9,9 @@ import type { Config } from '../config/index.ts';
 import { projectRoot } from '../config/paths.ts';
 import type { Prisma } from '../db/prisma.ts';
 import type { LocalStorage } from '../storage/local.ts';
-import { requireApiKey } from './auth.ts';
+import { ApiKeys } from './auth.ts';
 import { HttpProblem, problemHandler } from './problem.ts';
-import { rateLimitPerMinute } from './rate-limit.ts';
+import { failedKeyAttemptLimit, requestLimit } from './rate-limit.ts';
 import { downloadRoutes } from './routes/downloads.ts';
 import { fileRoutes } from './routes/files.ts';
 
@@ -37,7 +37,10 @@ export function createApp(deps: AppDeps): express.Express {
 
   const api = express.Router();
   // Limits and keys apply to the /downloads operations only; a retrieval token is its own key.
-  api.use('/downloads', rateLimitPerMinute(config.rateLimitPerMinute), requireApiKey(config.apiKeys));
+  // Failed key attempts are limited before the key is checked, and requests after it, so that only
+  // a configured key is given a budget of its own.
+  const keys = new ApiKeys(config.apiKeys);
+  api.use('/downloads', failedKeyAttemptLimit(keys, config.rateLimitPerMinute), keys.require, requestLimit(keys, config.rateLimitPerMinute));
   api.use(express.json({ limit: MAX_BODY_BYTES }));
   api.use(
     OpenApiValidator.middleware({
