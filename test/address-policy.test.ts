@@ -8,7 +8,7 @@ import { mediaPath } from './support/media.ts';
 // Every class of address a public deployment must not fetch from. The fixture server on 127.0.0.1
 // stands for "something private": each test also checks it was never reached.
 
-type Problem = { errors?: { field: string }[] };
+type Problem = { errors?: { field: string; message: string }[] };
 
 describe('the address classes', () => {
   const closed = new AddressPolicy(false);
@@ -22,13 +22,24 @@ describe('the address classes', () => {
     ['unspecified', ['0.0.0.0', '::']],
     ['carrier-grade NAT', ['100.64.0.1']],
     ['IPv4-mapped IPv6 of loopback and private', ['::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1']],
-    ['NAT64 and 6to4 forms', ['64:ff9b::7f00:1', '2002:7f00:1::1']],
+    ['NAT64 of a non-public IPv4 address', ['64:ff9b::7f00:1', '64:ff9b::127.0.0.1', '64:ff9b::a9fe:a9fe', '64:ff9b::10.0.0.1']],
+    // Refused outright, whatever IPv4 address they carry.
+    ['IPv4-compatible IPv6 (::/96)', ['::7f00:1', '::127.0.0.1', '::a00:1', '::808:808', '::8.8.8.8']],
+    ['IPv4-translated IPv6 (::ffff:0:0:0/96)', ['::ffff:0:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:808:808']],
+    ['local-use NAT64 (64:ff9b:1::/48)', ['64:ff9b:1::7f00:1', '64:ff9b:1::808:808']],
+    ['6to4 (2002::/16)', ['2002:7f00:1::1', '2002:808:808::1']],
+    ['Teredo (2001::/32)', ['2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2']],
+    ['site-local (fec0::/10)', ['fec0::1', 'feff::1']],
+    ['discard (100::/64)', ['100::1']],
+    ['documentation', ['2001:db8::1', '3fff::1']],
+    ['benchmarking, ORCHID and segment routing', ['2001:2::1', '2001:20::1', '5f00::1']],
+    ['IPv6 outside global unicast (2000::/3)', ['4000::1', 'e000::1', '1::1']],
   ])('when an address is %s, then it is refused', (_class, addresses) => {
     for (const address of addresses) expect([address, closed.allows(address)]).toEqual([address, false]);
   });
 
   test('when an address is public unicast, then it is allowed', () => {
-    for (const address of ['93.184.216.34', '8.8.8.8', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:8.8.8.8']) {
+    for (const address of ['93.184.216.34', '8.8.8.8', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:8.8.8.8', '64:ff9b::808:808', '64:ff9b::8.8.8.8']) {
       expect([address, closed.allows(address)]).toEqual([address, true]);
     }
   });
@@ -40,6 +51,22 @@ describe('the address classes', () => {
     expect(some.allows('::ffff:127.0.0.1')).toBe(true);
     expect(some.allows('127.0.0.2')).toBe(false);
     expect(some.allows('10.0.0.1')).toBe(false);
+  });
+
+  test('when an IPv4 range is allowed, then only the IPv4-mapped form of its addresses is, no other IPv6 form', () => {
+    const loopback = new AddressPolicy(['127.0.0.1']);
+    expect(loopback.allows('::ffff:7f00:1')).toBe(true);
+    for (const address of ['::7f00:1', '::127.0.0.1', '::ffff:0:7f00:1', '64:ff9b::7f00:1', '64:ff9b:1::7f00:1', '2002:7f00:1::1']) {
+      expect([address, loopback.allows(address)]).toEqual([address, false]);
+    }
+  });
+
+  test('when an IPv6 range is allowed, then the forms refused outright in it are allowed', () => {
+    const compatible = new AddressPolicy(['::/96', '2002::/16']);
+    expect(compatible.allows('::7f00:1')).toBe(true);
+    expect(compatible.allows('::127.0.0.1')).toBe(true);
+    expect(compatible.allows('2002:7f00:1::1')).toBe(true);
+    expect(compatible.allows('::1:0:0:1')).toBe(false);
   });
 });
 
@@ -75,10 +102,23 @@ describe('POST /downloads without private addresses', () => {
     ['cloud metadata', () => 'http://169.254.169.254/latest/meta-data/'],
     ['unique-local IPv6', () => 'http://[fd00::1]/clip.mp4'],
     ['unspecified', (p: string) => `http://0.0.0.0:${p}/clip.mp4`],
+    ['unspecified IPv6', (p: string) => `http://[::]:${p}/clip.mp4`],
+    ['IPv4-compatible loopback', (p: string) => `http://[::127.0.0.1]:${p}/clip.mp4`],
+    ['IPv4-compatible loopback in hex', (p: string) => `http://[::7f00:1]:${p}/clip.mp4`],
+    ['IPv4-compatible public address', () => 'http://[::8.8.8.8]/clip.mp4'],
+    ['IPv4-translated loopback', (p: string) => `http://[::ffff:0:127.0.0.1]:${p}/clip.mp4`],
+    ['NAT64 cloud metadata', () => 'http://[64:ff9b::169.254.169.254]/latest/meta-data/'],
+    ['local-use NAT64 loopback', (p: string) => `http://[64:ff9b:1::7f00:1]:${p}/clip.mp4`],
+    ['6to4 loopback', (p: string) => `http://[2002:7f00:1::1]:${p}/clip.mp4`],
+    ['6to4 of a public address', () => 'http://[2002:808:808::1]/clip.mp4'],
+    ['Teredo', () => 'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/clip.mp4'],
+    ['site-local IPv6', () => 'http://[fec0::1]/clip.mp4'],
+    ['discard IPv6', () => 'http://[100::1]/clip.mp4'],
+    ['documentation IPv6', () => 'http://[2001:db8::1]/clip.mp4'],
   ])('when the URL is %s, then 400 names the url and the source is never contacted', async (_case, url) => {
     const res = await app.http.createDownload({ url: url(port) });
     expect(res.status).toBe(400);
-    expect((res.body as Problem).errors?.map((error) => error.field)).toContain('/body/url');
+    expect((res.body as Problem).errors).toContainEqual({ field: '/body/url', message: 'must not point to a private or loopback address' });
     expect(source.requests).toHaveLength(0);
   });
 });
@@ -107,28 +147,50 @@ describe('downloads that lead to a private address', () => {
     await app?.stop();
   });
 
-  async function failureOf(url: string): Promise<Download> {
+  async function outcomeOf(url: string): Promise<Download> {
     const created = await app.http.createDownload({ url });
     expect(created.status).toBe(202);
     return app.waitForStatus((created.body as Download).id, ['completed', 'failed']);
   }
 
   test('when the allowed source redirects to a private address, then the download fails as blocked_address there', async () => {
-    const done = await failureOf(source.redirect('/hop', `${hiddenOrigin}/video.mp4`));
+    const done = await outcomeOf(source.redirect('/hop', `${hiddenOrigin}/video.mp4`));
     expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'blocked_address', retryable: false } });
+    expect(hiddenHits).toBe(0);
+  });
+
+  test.each([
+    ['IPv4-compatible', (port: number) => `http://[::127.0.0.1]:${port}`],
+    ['IPv4-translated', (port: number) => `http://[::ffff:0:127.0.0.1]:${port}`],
+    ['NAT64', (port: number) => `http://[64:ff9b::127.0.0.1]:${port}`],
+    ['6to4', (port: number) => `http://[2002:7f00:1::1]:${port}`],
+  ])('when the allowed source redirects to its own address in %s form, then the download fails as blocked_address there', async (form, origin) => {
+    source.file('/own.mp4', mediaPath('clip.mp4'));
+    const done = await outcomeOf(source.redirect(`/hop-${form}`, `${origin(Number(new URL(source.origin).port))}/own.mp4`));
+    expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'blocked_address', retryable: false } });
+    expect(source.requestsFor('/own.mp4')).toHaveLength(0);
+  });
+
+  test('when the allowed source redirects to its own address IPv4-mapped, then the download completes, and to a private one mapped, then it is blocked', async () => {
+    source.file('/mapped.mp4', mediaPath('clip.mp4'));
+    const own = await outcomeOf(source.redirect('/hop-mapped', `http://[::ffff:127.0.0.1]:${new URL(source.origin).port}/mapped.mp4`));
+    expect(own.status).toBe('completed');
+    const hiddenPort = new URL(hiddenOrigin).port;
+    const hidden = await outcomeOf(source.redirect('/hop-mapped-hidden', `http://[::ffff:127.0.0.2]:${hiddenPort}/video.mp4`));
+    expect(hidden).toMatchObject({ status: 'failed', error: { code: 'blocked_address' } });
     expect(hiddenHits).toBe(0);
   });
 
   test('when a playlist names a segment on a private address, then it is not fetched', async () => {
     const playlist = `#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\n${hiddenOrigin}/seg0.ts\n#EXT-X-ENDLIST\n`;
-    const done = await failureOf(source.content('/list.m3u8', playlist));
+    const done = await outcomeOf(source.content('/list.m3u8', playlist));
     expect(done).toMatchObject({ status: 'failed', error: { code: 'blocked_address' } });
     expect(hiddenHits).toBe(0);
   });
 
   test('when a page points at a video on a private address, then it is not fetched', async () => {
     const page = `<!doctype html><html><head><title>x</title></head><body><video src="${hiddenOrigin}/v.mp4"></video></body></html>`;
-    const done = await failureOf(source.content('/page.html', page));
+    const done = await outcomeOf(source.content('/page.html', page));
     expect(done).toMatchObject({ status: 'failed', error: { code: 'blocked_address' } });
     expect(hiddenHits).toBe(0);
   });

@@ -3,25 +3,68 @@ import ipaddr from 'ipaddr.js';
 
 // Sources may only be on public unicast addresses, unless ALLOW_PRIVATE_ADDRESSES says otherwise
 // (all of them, or listed ranges): nothing on loopback, private, link-local, unique-local,
-// multicast, unspecified or carrier-grade NAT addresses, nor the IPv6 forms that embed an IPv4
-// address (IPv4-mapped, NAT64, 6to4, Teredo). The check runs on the addresses the connection is
-// made to, so a DNS answer that changes between a check and the connect cannot slip through.
+// multicast, unspecified or carrier-grade NAT addresses, nor any other range ipaddr.js names. The
+// check runs on the addresses the connection is made to, so a DNS answer that changes between a
+// check and the connect cannot slip through.
+//
+// IPv6 is public only inside 2000::/3, the one block handed out for global unicast, and outside
+// every range ipaddr.js names there (6to4, Teredo, documentation, benchmarking, ORCHID...). Of the
+// forms that carry an IPv4 address, two are judged by that address, because it is where the
+// connection goes: IPv4-mapped ::ffff:0:0/96 (the kernel connects to the IPv4 address itself; a
+// listed IPv4 range allows it too) and NAT64 64:ff9b::/96 (a translator connects to it, and
+// translates only public addresses, so a listed IPv4 range does not extend to it). Every other one
+// is refused outright unless its own IPv6 range is listed: IPv4-compatible ::/96 (deprecated, and
+// no stack connects to the IPv4 address), ::ffff:0:0:0/96 (translators' own), local-use NAT64
+// 64:ff9b:1::/48, 6to4 2002::/16 and Teredo 2001::/32 (tunnels through third parties).
 
 export const BLOCKED_ADDRESS = 'EBLOCKEDADDRESS';
 
 export type PrivateAllowance = boolean | string[];
 
-type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+type Range = [Address, number];
 
-function normalise(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
-  const parsed = ipaddr.parse(address);
-  return parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress() ? parsed.toIPv4Address() : parsed;
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+const NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+
+/**
+ * ipaddr.js reads "::a.b.c.d" (IPv4-compatible, as lookups print it) as if it were
+ * "::ffff:a.b.c.d"; the WHATWG URL parser, which parsed the source URL, reads it right and
+ * spells every IPv6 address in hex groups, which ipaddr.js does read right.
+ */
+function parse(address: string): Address | null {
+  if (!ipaddr.isValid(address)) return null;
+  if (ipaddr.IPv4.isValid(address)) return ipaddr.parse(address);
+  try {
+    return ipaddr.parse(new URL(`http://[${address}]/`).hostname.slice(1, -1));
+  } catch {
+    return null;
+  }
+}
+
+/** The IPv4 address a NAT64 translator reaches for `address`, for the well-known prefix only. */
+function translatedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  return address.match(NAT64) ? new ipaddr.IPv4(address.toByteArray().slice(12)) : null;
+}
+
+function isPublic(address: Address): boolean {
+  if (address instanceof ipaddr.IPv4) return address.range() === 'unicast';
+  if (address.isIPv4MappedAddress()) return isPublic(address.toIPv4Address());
+  const translated = translatedIPv4(address);
+  if (translated) return isPublic(translated);
+  return address.match(GLOBAL_UNICAST) && address.range() === 'unicast';
+}
+
+function normalise(address: Address): Address {
+  return address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress() ? address.toIPv4Address() : address;
 }
 
 function toRange(entry: string): Range {
   if (ipaddr.isValidCIDR(entry)) return ipaddr.parseCIDR(entry);
-  const address = normalise(entry);
-  return [address, address.kind() === 'ipv4' ? 32 : 128];
+  const address = parse(entry);
+  if (!address) throw new Error(`${entry} is not an IP address or CIDR range`);
+  const single = normalise(address);
+  return [single, single.kind() === 'ipv4' ? 32 : 128];
 }
 
 /** The IP of a URL whose host is an address rather than a name (the URL parser has normalised it). */
@@ -52,10 +95,12 @@ export class AddressPolicy {
 
   allows(address: string): boolean {
     if (this.allowance === true) return true;
-    if (!ipaddr.isValid(address)) return false;
-    const parsed = normalise(address);
-    if (parsed.range() === 'unicast') return true;
-    return this.ranges.some(([base, bits]) => base.kind() === parsed.kind() && parsed.match(base, bits));
+    const parsed = parse(address);
+    if (!parsed) return false;
+    if (isPublic(parsed)) return true;
+    return [parsed, normalise(parsed)].some((candidate) =>
+      this.ranges.some(([base, bits]) => base.kind() === candidate.kind() && candidate.match(base, bits)),
+    );
   }
 
   /** Refused before any lookup: an address literal the policy does not allow, or a local-only name. */
