@@ -1,8 +1,6 @@
-import { textContent } from 'domutils';
-import { elementsNamed, type HtmlDocument } from './dom.ts';
-
 // schema.org markup nests freely (an @graph, a WebPage's `video`, an ItemList of videos), so the
-// whole tree is searched rather than a few known paths.
+// whole tree is searched rather than a few known paths. The page is an attacker's and JSON.parse
+// takes `[[[[…]]]]` a million deep, so the search keeps its own stack instead of recursing.
 
 function isVideoObject(type: unknown): boolean {
   return [type].flat().some((name) => typeof name === 'string' && /(?:^|[/:#])VideoObject$/.test(name.trim()));
@@ -16,15 +14,24 @@ function urlsOf(value: unknown): string[] {
   });
 }
 
-function collectContentUrls(node: unknown, urls: string[]): void {
-  if (Array.isArray(node)) {
-    for (const item of node) collectContentUrls(item, urls);
-    return;
+/** Depth first, in document order: an object's own contentUrl before those of what it contains. */
+function collectContentUrls(root: unknown, urls: string[]): void {
+  const pending: unknown[] = [root];
+  const pushReversed = (values: unknown[]) => {
+    for (let index = values.length - 1; index >= 0; index--) pending.push(values[index]);
+  };
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) {
+      pushReversed(node);
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    const record = node as Record<string, unknown>;
+    // One by one: spreading a list of a million URLs into push() would overflow the stack.
+    if (isVideoObject(record['@type'])) for (const url of urlsOf(record.contentUrl)) urls.push(url);
+    pushReversed(Object.values(record));
   }
-  if (node === null || typeof node !== 'object') return;
-  const record = node as Record<string, unknown>;
-  if (isVideoObject(record['@type'])) urls.push(...urlsOf(record.contentUrl));
-  for (const value of Object.values(record)) collectContentUrls(value, urls);
 }
 
 function parseJson(text: string): unknown {
@@ -36,12 +43,9 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** `contentUrl` of every VideoObject in the page's JSON-LD blocks, in document order. */
-export function videoObjectUrls(document: HtmlDocument): string[] {
+/** `contentUrl` of every VideoObject in the page's JSON-LD blocks (their text), in document order. */
+export function videoObjectUrls(blocks: string[]): string[] {
   const urls: string[] = [];
-  for (const script of elementsNamed(document, 'script')) {
-    if (script.attribs.type?.trim().toLowerCase() !== 'application/ld+json') continue;
-    collectContentUrls(parseJson(textContent(script)), urls);
-  }
+  for (const block of blocks) collectContentUrls(parseJson(block), urls);
   return urls;
 }

@@ -1,15 +1,11 @@
-import { getAttributeValue } from 'domutils';
-import { elementsNamed, type HtmlDocument } from './dom.ts';
-
 /** A `<meta>` keyed by its `property` (Open Graph) or `name` (Twitter, and sloppy Open Graph). */
 export type MetaTag = { key: string; content: string };
 
-export function metaTags(document: HtmlDocument): MetaTag[] {
-  return elementsNamed(document, 'meta').flatMap((element) => {
-    const key = getAttributeValue(element, 'property') ?? getAttributeValue(element, 'name');
-    const content = getAttributeValue(element, 'content');
-    return key && content ? [{ key: key.trim().toLowerCase(), content: content.trim() }] : [];
-  });
+/** The tag a `<meta>` with these attributes makes, if it has both a key and a content. */
+export function metaTag(attributes: ReadonlyMap<string, string>): MetaTag | null {
+  const key = attributes.get('property') ?? attributes.get('name');
+  const content = attributes.get('content');
+  return key && content ? { key: key.trim().toLowerCase(), content: content.trim() } : null;
 }
 
 export function metaContents(metas: MetaTag[], key: string): string[] {

@@ -1,35 +1,37 @@
-import { getAttributeValue, textContent } from 'domutils';
-import { parseDocument } from 'htmlparser2';
-import { elementsNamed, isInside, type HtmlDocument } from './dom.ts';
 import { videoObjectUrls } from './json-ld.ts';
-import { metaContents, metaTags, openGraphVideoUrls, type MetaTag } from './meta-tags.ts';
+import { metaContents, openGraphVideoUrls } from './meta-tags.ts';
+import { readPageParts } from './page-parts.ts';
 import { manifestUrlsInText } from './stream-urls.ts';
 
 export type PageMedia = {
-  /** Absolute http(s) URLs, most trustworthy first, without duplicates. */
+  /** Absolute http(s) URLs, most trustworthy first, without duplicates; the first MAX_CANDIDATES. */
   candidates: string[];
   title: string | null;
 };
 
 /** The page URL, or the page's `<base href>` resolved against it. */
-function baseUrl(document: HtmlDocument, pageUrl: string): string {
-  const href = elementsNamed(document, 'base').map((base) => getAttributeValue(base, 'href')).find((value) => value !== undefined);
+function baseUrl(href: string | undefined, pageUrl: string): string {
   return href !== undefined && URL.canParse(href.trim(), pageUrl) ? new URL(href.trim(), pageUrl).href : pageUrl;
 }
 
-/** `<video src>` and the `<source src>` inside videos, in document order. */
-function videoElementUrls(document: HtmlDocument): string[] {
-  return elementsNamed(document, 'video', 'source')
-    .filter((element) => element.name === 'video' || isInside(element, 'video'))
-    .flatMap((element) => getAttributeValue(element, 'src') ?? []);
-}
+/**
+ * Candidates handed back at most. A few are tried; a page can name a million, and each one would
+ * cost resolving here and copying into the thread that asked, for nothing.
+ */
+const MAX_CANDIDATES = 100;
 
 /** Resolved, http(s) only (no blob:, data:, javascript:), without fragments, first occurrence kept. */
 function absoluteHttpUrls(urls: string[], base: string): string[] {
   const resolved = new Set<string>();
-  for (const url of urls) {
-    if (!URL.canParse(url.trim(), base)) continue;
-    const absolute = new URL(url.trim(), base);
+  // A URL a page repeats a million times is resolved once.
+  const written = new Set<string>();
+  for (const text of urls) {
+    if (resolved.size === MAX_CANDIDATES) break;
+    const url = text.trim();
+    if (written.has(url)) continue;
+    written.add(url);
+    if (!URL.canParse(url, base)) continue;
+    const absolute = new URL(url, base);
     if (absolute.protocol !== 'http:' && absolute.protocol !== 'https:') continue;
     absolute.hash = '';
     resolved.add(absolute.href);
@@ -41,26 +43,21 @@ function cleanTitle(text: string | undefined): string | null {
   return text?.replace(/\s+/g, ' ').trim() || null;
 }
 
-/** og:title, else the document's `<title>` (not an SVG's); entities are decoded by the parser. */
-function pageTitle(document: HtmlDocument, metas: MetaTag[]): string | null {
-  const titleElement = elementsNamed(document, 'title').find((element) => !isInside(element, 'svg'));
-  return cleanTitle(metaContents(metas, 'og:title')[0]) ?? cleanTitle(titleElement && textContent(titleElement));
-}
-
 /**
  * The media URLs a web page offers, in the order worth trying: the page's own `<video>` elements,
  * then what it declares for sharing (Open Graph, Twitter, JSON-LD), then playlist URLs in its text.
  * `twitter:player` is left out: it names an HTML player page, not a stream.
  */
 export function findMediaInPage(input: { html: string; pageUrl: string }): PageMedia {
-  const document = parseDocument(input.html);
-  const metas = metaTags(document);
+  const page = readPageParts(input.html);
   const found = [
-    ...videoElementUrls(document),
-    ...openGraphVideoUrls(metas),
-    ...metaContents(metas, 'twitter:player:stream'),
-    ...videoObjectUrls(document),
+    ...page.videoUrls,
+    ...openGraphVideoUrls(page.metas),
+    ...metaContents(page.metas, 'twitter:player:stream'),
+    ...videoObjectUrls(page.jsonLd),
     ...manifestUrlsInText(input.html),
   ];
-  return { candidates: absoluteHttpUrls(found, baseUrl(document, input.pageUrl)), title: pageTitle(document, metas) };
+  // og:title, else the document's own title.
+  const title = cleanTitle(metaContents(page.metas, 'og:title')[0]) ?? cleanTitle(page.title);
+  return { candidates: absoluteHttpUrls(found, baseUrl(page.baseHref, input.pageUrl)), title };
 }
