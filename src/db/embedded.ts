@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import getPort from 'get-port';
+import { recordOwner, stopLeftoverPostmaster } from './leftover-postmaster.ts';
 
 // Without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR, so a new user needs
 // nothing but Node and npm. Its password is made on first start and kept beside the cluster.
@@ -10,6 +11,7 @@ import getPort from 'get-port';
 export type EmbeddedDatabase = { url: string; stop(): Promise<void> };
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+const PRINTED_CHUNKS_KEPT = 20;
 
 /**
  * The package stops its clusters from signal handlers of its own, which would pull the database
@@ -29,10 +31,18 @@ export async function startEmbeddedPostgres(
   dataDir: string,
   options: { port?: number; log?: (line: string) => void } = {},
 ): Promise<EmbeddedDatabase> {
-  const log = options.log ?? (() => {});
   const databaseDir = path.join(dataDir, 'postgres');
   const passwordFile = path.join(dataDir, 'postgres.password');
+  const ownerFile = path.join(dataDir, 'postgres.owner');
+  // The package fails a start with no reason; the reason is in what PostgreSQL printed last.
+  const printed: string[] = [];
+  const log = (line: string) => {
+    printed.push(line);
+    if (printed.length > PRINTED_CHUNKS_KEPT) printed.shift();
+    options.log?.(line);
+  };
   await mkdir(dataDir, { recursive: true });
+  await stopLeftoverPostmaster(databaseDir, ownerFile);
   const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
   if (fresh) await writeFile(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
   const password = (await readFile(passwordFile, 'utf8')).trim();
@@ -51,7 +61,12 @@ export async function startEmbeddedPostgres(
     onError: (error) => log(String(error)),
   });
   if (fresh) await pg.initialise();
-  await pg.start();
+  try {
+    await pg.start();
+  } catch (error) {
+    throw new Error(`The embedded PostgreSQL in ${databaseDir} did not start${error ? ` (${String(error)})` : ''}:\n${printed.join('').trim()}`);
+  }
+  await recordOwner(ownerFile);
   if (fresh) await pg.createDatabase('downloads');
   return {
     url: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/downloads`,

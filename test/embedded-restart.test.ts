@@ -1,0 +1,106 @@
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { makeDataDir } from './support/api.ts';
+import { killServiceProcesses, spawnServiceProcess, type ServiceProcess } from './support/service-process.ts';
+
+// The service without DATABASE_URL, in a process of its own, killed the way nothing can clean up
+// after (SIGKILL): its embedded PostgreSQL outlives it, and the next start on the same DATA_DIR
+// has to deal with it.
+
+// Each test starts the service twice, each time on a cluster of its own.
+const TWO_STARTS_MS = 150_000;
+
+const dataDirs: string[] = [];
+
+async function freshDataDir(): Promise<string> {
+  const dir = await makeDataDir();
+  dataDirs.push(dir);
+  return dir;
+}
+
+const pidFileOf = (dataDir: string) => path.join(dataDir, 'postgres', 'postmaster.pid');
+
+async function postmasterOf(dataDir: string): Promise<number> {
+  return Number((await readFile(pidFileOf(dataDir), 'utf8')).split('\n')[0]);
+}
+
+/** Alive and not a zombie waiting to be collected. */
+async function isRunning(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+}
+
+/** A process that has ended meanwhile needs no signal. */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Gone already.
+  }
+}
+
+async function startOn(dataDir: string): Promise<ServiceProcess> {
+  return spawnServiceProcess({ DATA_DIR: dataDir }, 60_000);
+}
+
+afterAll(async () => {
+  await killServiceProcesses();
+  // Every PostgreSQL a killed service left behind: an immediate shutdown (SIGQUIT), then SIGKILL.
+  for (const dir of dataDirs) {
+    const pid = await postmasterOf(dir).catch(() => 0);
+    const args = pid > 0 ? await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '') : '';
+    if (!args.split('\0').includes(path.join(dir, 'postgres'))) continue;
+    signal(pid, 'SIGQUIT');
+    for (let i = 0; i < 50 && (await isRunning(pid)); i++) await sleep(100);
+    if (await isRunning(pid)) signal(pid, 'SIGKILL');
+  }
+  await Promise.all(dataDirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+test('when the service was killed with SIGKILL, then its PostgreSQL outlives it, and the next start on that DATA_DIR stops it and comes up', async () => {
+  const dataDir = await freshDataDir();
+  const first = await startOn(dataDir);
+  const leftover = await postmasterOf(dataDir);
+  await first.kill('SIGKILL');
+  expect(await isRunning(leftover)).toBe(true);
+
+  const second = await startOn(dataDir);
+  expect(await isRunning(leftover)).toBe(false);
+  expect(second.output()).toContain(`stopping PostgreSQL PID ${leftover}`);
+  const current = await postmasterOf(dataDir);
+  expect(current).not.toBe(leftover);
+  expect(await isRunning(current)).toBe(true);
+  expect((await second.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
+}, TWO_STARTS_MS);
+
+test('when postmaster.pid was left behind by a PostgreSQL that is gone, then the service starts', async () => {
+  const dataDir = await freshDataDir();
+  const first = await startOn(dataDir);
+  const pidFile = await readFile(pidFileOf(dataDir), 'utf8');
+  const gone = await postmasterOf(dataDir);
+  // A clean stop removes the file; putting it back makes it what a crash of the whole machine leaves.
+  await first.kill('SIGTERM');
+  expect(await isRunning(gone)).toBe(false);
+  await writeFile(pidFileOf(dataDir), pidFile);
+
+  const second = await startOn(dataDir);
+  expect(second.output()).not.toContain('stopping PostgreSQL');
+  expect(await postmasterOf(dataDir)).not.toBe(gone);
+  expect((await second.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
+}, TWO_STARTS_MS);
+
+test('when a service still runs on the DATA_DIR, then a second start on it fails and leaves that database alone', async () => {
+  const dataDir = await freshDataDir();
+  const running = await startOn(dataDir);
+  const postmaster = await postmasterOf(dataDir);
+
+  await expect(startOn(dataDir)).rejects.toThrow(/belongs to service process \d+, which is still running/);
+  expect(await isRunning(postmaster)).toBe(true);
+  expect((await running.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
+}, TWO_STARTS_MS);
