@@ -164,10 +164,12 @@ export interface components {
          *     - `blocked_address`: the source is on a private or loopback address
          *     - `drm_protected`: the stream is DRM-protected
          *     - `processing_failed`: remuxing or merging failed
+         *     - `storage_full`: the server ran out of disk space (or quota) while writing the file; the
+         *       download's partial files are removed and it is not retried
          *     - `internal_error`: anything else
          * @enum {string}
          */
-        ErrorCode: "unsupported_source" | "source_unreachable" | "source_http_error" | "source_timeout" | "source_too_large" | "blocked_address" | "drm_protected" | "processing_failed" | "internal_error";
+        ErrorCode: "unsupported_source" | "source_unreachable" | "source_http_error" | "source_timeout" | "source_too_large" | "blocked_address" | "drm_protected" | "processing_failed" | "storage_full" | "internal_error";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /** @description `about:blank`: the status code says what kind of problem it is. */

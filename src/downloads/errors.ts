@@ -17,9 +17,25 @@ export class DownloadError extends Error {
   }
 }
 
+/**
+ * The disk (or the quota) under DATA_DIR has no room left. Not retryable: another attempt would
+ * only fill it again, and the download's partial files must go at once to give the room back.
+ */
+export function storageFull(): DownloadError {
+  return new DownloadError('storage_full', 'The server ran out of storage space while writing the download.');
+}
+
+const NO_ROOM = new Set(['ENOSPC', 'EDQUOT']);
+
+function isNoRoom(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && NO_ROOM.has(code);
+}
+
 /** Anything unexpected is an internal error, retried in case it was passing (a dropped connection). */
 export function asDownloadError(error: unknown): DownloadError {
   if (error instanceof DownloadError) return error;
+  if (isNoRoom(error)) return storageFull();
   console.error('[worker] unexpected error', error);
   return new DownloadError('internal_error', 'An unexpected error occurred while downloading.', true);
 }

@@ -19,7 +19,13 @@ function fromUrl(url: string): string {
   return decoded.replace(/\.[A-Za-z0-9]{1,5}$/, '');
 }
 
+/** `name` without `.ext` at its end, in any case: compared as a string, since neither may shape a pattern. */
+function withoutExtension(name: string, ext: string): string {
+  const suffix = `.${ext}`.toLowerCase();
+  return name.slice(-suffix.length).toLowerCase() === suffix ? name.slice(0, -suffix.length) : name;
+}
+
 export function fileNameFor(requested: string | null, url: string, ext: string): string {
-  const base = cleanFileName(requested?.replace(new RegExp(`\\.${ext}$`, 'i'), '') ?? '') || cleanFileName(fromUrl(url)) || 'video';
+  const base = cleanFileName(withoutExtension(requested ?? '', ext)) || cleanFileName(fromUrl(url)) || 'video';
   return `${base}.${ext}`;
 }

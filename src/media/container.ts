@@ -1,6 +1,6 @@
+import { lstat } from 'node:fs/promises';
 import { fileTypeFromFile } from 'file-type';
-
-export type Container = { mime: string; ext: string };
+import { containerOfDeclared, containerOfSniffed, type Container } from './containers.ts';
 
 /** Media containers that file-type names under application/. */
 const MEDIA_APPLICATION_TYPES = new Set(['application/ogg', 'application/mxf', 'application/vnd.ms-asf', 'application/vnd.rn-realmedia']);
@@ -10,18 +10,22 @@ export function essence(contentType: string | null): string {
   return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
+/** Whether a response labelled `type` is worth fetching as a file; what the file is gets decided by `detectContainer`. */
 export function isMedia(type: string): boolean {
   return type.startsWith('video/') || type.startsWith('audio/') || MEDIA_APPLICATION_TYPES.has(type);
 }
 
+/** A container of the table, and whether only the source's declared type named it (its bytes did not). */
+export type Detected = { container: Container; declared: boolean };
+
 /**
- * The container of a file, from its first bytes; a declared media type is the fallback for
- * containers the signatures do not know. Null when the file is not media, by the
- * same rule that the first look at a response uses, so that a file taken for media is not refused.
+ * The container of a downloaded file: the one its first bytes name, else, when they name nothing,
+ * the one its declared type names. Null when neither is in the table, and for anything but a
+ * regular file (a FIFO or a device would keep a reader waiting, or reading, for ever).
  */
-export async function detectContainer(file: string, declaredType: string | null): Promise<Container | null> {
+export async function detectContainer(file: string, declaredType: string | null): Promise<Detected | null> {
+  if (!(await lstat(file)).isFile()) return null;
   const sniffed = await fileTypeFromFile(file);
-  if (sniffed) return isMedia(sniffed.mime) ? { mime: sniffed.mime, ext: sniffed.ext } : null;
-  const declared = essence(declaredType);
-  return isMedia(declared) ? { mime: declared, ext: declared.split('/')[1]!.replace(/^x-/, '') } : null;
+  const container = sniffed ? containerOfSniffed(sniffed.mime) : containerOfDeclared(essence(declaredType));
+  return container && { container, declared: !sniffed };
 }

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { DownloadError } from '../downloads/errors.ts';
+import { fileUrl } from './input.ts';
 
 // Finding the ffmpeg binary and running it. There is no ffprobe alongside the bundled static
 // build, so everything ffmpeg tells us is read from its stderr.
@@ -46,16 +48,73 @@ export function resolveFfmpegPath(configured: string | undefined): Promise<strin
 
 export type FfmpegRun = { exitCode: number | null; stderr: string };
 
+export type FfmpegLimits = {
+  /** ffmpeg is killed after this long (see `timeLimitMs`). */
+  timeLimitMs: number;
+  /** ffmpeg is killed once `file` has grown past `maxBytes`. */
+  output?: { file: string; maxBytes: number };
+};
+
+// A copy (`-c copy`, never a decode) costs ffmpeg a read and a write of every byte, and
+// +faststart one more pass over the output: 10 MiB/s is far below any disk the service runs on,
+// and the first minute covers starting, probing and finishing. So an honest run ends well
+// inside the limit, whatever its size, while a run that input made spin or stall (no demuxer
+// should, but there are many of them) frees its worker long before DOWNLOAD_TIMEOUT_SECONDS.
+const BASE_TIME_MS = 60_000;
+const BYTES_PER_SECOND = 10 * 1024 * 1024;
+
+/** How long ffmpeg may work on `inputBytes` of input. */
+export function timeLimitMs(inputBytes: number): number {
+  return BASE_TIME_MS + Math.ceil(inputBytes / BYTES_PER_SECOND) * 1000;
+}
+
+// `-fs` is what stops ffmpeg at the limit; the watch is for what `-fs` lets through (it is checked
+// between packets and not while the trailer, which an input can make large, is written), so it
+// need only be frequent enough that ffmpeg cannot write much past the limit between two looks.
+const WATCH_INTERVAL_MS = 50;
+
 // The head holds what `-i` prints about the input, the tail holds the error that ended the run;
 // the middle (per-frame noise of a long run) is not needed and must not grow without bound.
 const STDERR_HEAD = 256 * 1024;
 const STDERR_TAIL = 64 * 1024;
 
-/** Runs ffmpeg to its end and returns its stderr; the process is killed when `signal` aborts. */
-export function runFfmpeg(ffmpeg: string, args: string[], signal?: AbortSignal): Promise<FfmpegRun> {
+/**
+ * Runs ffmpeg to its end and returns its stderr. It is killed, and the run rejects, when `signal`
+ * aborts (with its reason), when it outlives `limits.timeLimitMs` (processing_failed), and when
+ * `limits.output` grows past its bound (source_too_large).
+ */
+export function runFfmpeg(ffmpeg: string, args: string[], limits: FfmpegLimits, signal?: AbortSignal): Promise<FfmpegRun> {
   return new Promise((resolve, reject) => {
     signal?.throwIfAborted();
-    const child = spawn(ffmpeg, ['-nostdin', '-hide_banner', ...args], { stdio: ['ignore', 'ignore', 'pipe'], signal, killSignal: 'SIGKILL' });
+    const child = spawn(ffmpeg, ['-nostdin', '-hide_banner', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stoppedBy: unknown;
+    const stop = (reason: unknown) => {
+      stoppedBy ??= reason;
+      child.kill('SIGKILL');
+    };
+    const onAbort = () => stop(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(
+      () => stop(new DownloadError('processing_failed', `ffmpeg was stopped after ${limits.timeLimitMs / 1000} s, longer than an input of this size may take.`)),
+      limits.timeLimitMs,
+    );
+    const { output } = limits;
+    const watch =
+      output &&
+      setInterval(() => {
+        void stat(output.file).then(
+          (stats) => {
+            if (stats.size > output.maxBytes) stop(new DownloadError('source_too_large', `The file ffmpeg was writing grew past the limit of ${output.maxBytes} bytes.`));
+          },
+          () => {}, // not created yet
+        );
+      }, WATCH_INTERVAL_MS);
+    const settle = () => {
+      clearTimeout(timer);
+      clearInterval(watch);
+      signal?.removeEventListener('abort', onAbort);
+    };
+
     let head = '';
     let tail = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -64,10 +123,12 @@ export function runFfmpeg(ffmpeg: string, args: string[], signal?: AbortSignal):
       if (chunk.length > room) tail = (tail + chunk.slice(Math.max(0, room))).slice(-STDERR_TAIL);
     });
     child.on('error', (error) => {
-      if (!signal?.aborted) reject(error);
+      settle();
+      reject(stoppedBy ?? error);
     });
     child.on('close', (exitCode) => {
-      if (signal?.aborted) reject(signal.reason);
+      settle();
+      if (stoppedBy !== undefined) reject(stoppedBy);
       else resolve({ exitCode, stderr: tail ? `${head}\n${tail}` : head });
     });
   });
@@ -91,7 +152,7 @@ const GENERIC = [
 export function failureLine(stderr: string, files: string[]): string {
   const lines = stderr
     .split(/\r?\n/)
-    .map((line) => files.reduce((text, file) => text.replaceAll(file, path.basename(file)), line))
+    .map((line) => files.reduce((text, file) => text.replaceAll(fileUrl(file), path.basename(file)).replaceAll(file, path.basename(file)), line))
     .map((line) => line.replace(/^\[[^\]]+ @ 0x[0-9a-f]+\]\s*/i, '').trim())
     .filter(Boolean);
   const meaningful = lines.filter((line) => !GENERIC.some((pattern) => pattern.test(line)));

@@ -1,5 +1,7 @@
+import { stat } from 'node:fs/promises';
 import { DownloadError } from '../downloads/errors.ts';
-import { failureLine, runFfmpeg } from './ffmpeg.ts';
+import { failureLine, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
+import { inputArgs } from './input.ts';
 
 export type StreamInfo = { kind: 'video' | 'audio' | 'subtitle' | 'data' | 'attachment'; codec: string };
 
@@ -17,11 +19,14 @@ const SIZE = /,\s([1-9]\d*)x([1-9]\d*)\b/;
 
 /**
  * What `ffmpeg -i` says about a file: its duration, the size of its first real video stream (not a
- * cover picture), and the codec of every stream. Throws processing_failed when ffmpeg cannot read it.
+ * cover picture), and the codec of every stream. Throws unsupported_source when the file is not in
+ * a container of the table (see `inputArgs`; `declaredType` is asked only when its bytes say
+ * nothing), and processing_failed when ffmpeg cannot read it.
  */
-export async function probe(input: { ffmpeg: string; file: string; signal?: AbortSignal }): Promise<MediaInfo> {
+export async function probe(input: { ffmpeg: string; file: string; signal?: AbortSignal; declaredType?: string | null }): Promise<MediaInfo> {
+  const args = await inputArgs(input.file, input.declaredType);
   // Without an output ffmpeg always exits 1; whether it could read the input shows in what it printed.
-  const { stderr } = await runFfmpeg(input.ffmpeg, ['-i', input.file], input.signal);
+  const { stderr } = await runFfmpeg(input.ffmpeg, args, { timeLimitMs: timeLimitMs((await stat(input.file)).size) }, input.signal);
   if (!/^Input #0/m.test(stderr)) throw new DownloadError('processing_failed', failureLine(stderr, [input.file]));
 
   const duration = DURATION.exec(stderr);

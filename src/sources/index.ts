@@ -1,5 +1,6 @@
 import { DownloadError } from '../downloads/errors.ts';
 import { detectContainer } from '../media/container.ts';
+import { MPEG_TS } from '../media/containers.ts';
 import { describe } from '../media/describe.ts';
 import { probe } from '../media/probe.ts';
 import { remux } from '../media/remux.ts';
@@ -73,14 +74,30 @@ async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): 
 async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<FetchedMedia> {
   const fetched = await fetchDirect(ctx, opened);
   await ctx.processing();
-  const container = await detectContainer(fetched.path, fetched.declaredType);
-  if (!container) throw new DownloadError('unsupported_source', `No video or audio was found at ${ctx.url}.`);
-  if (container.mime === 'video/mp2t') {
+  const detected = await detectContainer(fetched.path, fetched.declaredType);
+  if (!detected) throw new DownloadError('unsupported_source', `No video or audio was found at ${ctx.url}.`);
+  const { container } = detected;
+  if (container === MPEG_TS) {
     // A transport stream plays in few places as a file; its H.264/AAC go into MP4 as they are.
-    const remuxed = await remux({ ffmpeg: ctx.ffmpeg, inputs: [fetched.path], output: `${fetched.path}.remuxed`, signal: ctx.signal });
+    const remuxed = await remux({
+      ffmpeg: ctx.ffmpeg,
+      inputs: [fetched.path],
+      output: `${fetched.path}.remuxed`,
+      maxBytes: ctx.maxFileBytes,
+      signal: ctx.signal,
+      declaredType: fetched.declaredType,
+    });
     return { ...(await describe(ctx.ffmpeg, remuxed, ctx.signal)), declaredType: remuxed.mime, title: null };
   }
-  const info = await probe({ ffmpeg: ctx.ffmpeg, file: fetched.path, signal: ctx.signal }).catch(() => null);
+  // The file is handed back as it came, so a probe that fails costs only its details; unless the
+  // declared type alone named the container: then the demuxer of that container must find media in it.
+  const info = await probe({ ffmpeg: ctx.ffmpeg, file: fetched.path, signal: ctx.signal, declaredType: fetched.declaredType }).catch((error: unknown) => {
+    if (ctx.signal.aborted) throw error;
+    return null;
+  });
+  if (detected.declared && !info?.streams.some((stream) => stream.kind === 'video' || stream.kind === 'audio')) {
+    throw new DownloadError('unsupported_source', `No video or audio was found at ${ctx.url}: its bytes are not ${container.mime} as declared.`);
+  }
   return {
     ...fetched,
     mime: container.mime,

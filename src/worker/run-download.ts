@@ -2,7 +2,7 @@ import type { Config } from '../config/index.ts';
 import type { Prisma } from '../db/prisma.ts';
 import { asDownloadError, DownloadError } from '../downloads/errors.ts';
 import { fileNameFor } from '../downloads/filename.ts';
-import { markCompleted, markFailed, markProcessing, markRetrying, rememberSourceValidator, startAttempt } from '../downloads/transitions.ts';
+import { markCompleted, markFailed, markProcessing, markRetrying, rememberSourceValidator, startAttempt, type StoredFile } from '../downloads/transitions.ts';
 import type { DocumentReader } from '../sources/documents/reader.ts';
 import type { SourceHttp } from '../sources/http.ts';
 import { fetchMedia } from '../sources/index.ts';
@@ -58,21 +58,25 @@ export async function runDownload(deps: WorkerDeps, id: string, shutdown: AbortS
         await markProcessing(prisma, id);
       },
     });
+    // Everything that can fail is settled before the file is moved into place.
+    const file: StoredFile = {
+      fileName: fileNameFor(row.requestedFilename ?? fetched.title, row.url, fetched.ext),
+      contentType: fetched.mime,
+      sizeBytes: fetched.sizeBytes,
+      sha256: fetched.sha256,
+      durationSeconds: fetched.durationSeconds,
+      width: fetched.width,
+      height: fetched.height,
+    };
     await storage.commit(id, fetched.path);
-    await markCompleted(
-      prisma,
-      id,
-      {
-        fileName: fileNameFor(row.requestedFilename ?? fetched.title, row.url, fetched.ext),
-        contentType: fetched.mime,
-        sizeBytes: fetched.sizeBytes,
-        sha256: fetched.sha256,
-        durationSeconds: fetched.durationSeconds,
-        width: fetched.width,
-        height: fetched.height,
-      },
-      config.fileTtlSeconds,
-    );
+    let completed = false;
+    try {
+      completed = await markCompleted(prisma, id, file, config.fileTtlSeconds);
+    } finally {
+      // A file that no completed download points at (the download was ended elsewhere meanwhile,
+      // or the write failed) would stay in files/ for good: nothing would ever expire it.
+      if (!completed) await storage.removeFile(id);
+    }
   } catch (thrown) {
     await progress.flush();
     if (shutdown.aborted) {

@@ -53,11 +53,16 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
   }
 
   await ctx.processing();
-  const output = await remux({ ffmpeg, inputs: videoFirst(tracks).map((track) => track.file), output: path.join(ctx.workDir, 'output'), signal: ctx.signal });
+  // remux holds its output to MAX_FILE_BYTES while ffmpeg writes it: a stream can come out larger than its segments.
+  const output = await remux({
+    ffmpeg,
+    inputs: videoFirst(tracks).map((track) => track.file),
+    output: path.join(ctx.workDir, 'output'),
+    maxBytes: ctx.maxFileBytes,
+    signal: ctx.signal,
+  });
   await Promise.all(tracks.map((track) => rm(track.file, { force: true })));
-  const described = await describe(ffmpeg, output, ctx.signal);
-  if (described.sizeBytes > ctx.maxFileBytes) throw tooLarge(ctx.maxFileBytes, described.sizeBytes);
-  return { ...described, declaredType: output.mime };
+  return { ...(await describe(ffmpeg, output, ctx.signal)), declaredType: output.mime };
 }
 
 /**

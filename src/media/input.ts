@@ -1,0 +1,25 @@
+import path from 'node:path';
+import { DownloadError } from '../downloads/errors.ts';
+import { detectContainer } from './container.ts';
+
+/** A local file as ffmpeg is to name it: with its protocol spelled out, so that no part of the name can be taken for another one. */
+export function fileUrl(file: string): string {
+  return `file:${path.resolve(file)}`;
+}
+
+/**
+ * ffmpeg's arguments that open `file`: from the local disk only, and only with the demuxer of the
+ * container that its bytes (or, when they say nothing, `declaredType`) name in the table. Anything
+ * else, above all a playlist, a manifest or a concat list, which would have ffmpeg open the files
+ * they list, is never handed to ffmpeg.
+ */
+export async function inputArgs(file: string, declaredType: string | null = null): Promise<string[]> {
+  const detected = await detectContainer(file, declaredType);
+  if (!detected) {
+    throw new DownloadError(
+      'unsupported_source',
+      'The fetched data is not in a media container the service reads (a playlist, a manifest, a list of files or anything else is refused), so it was not processed.',
+    );
+  }
+  return ['-protocol_whitelist', 'file', '-f', detected.container.demuxer, '-i', fileUrl(file)];
+}

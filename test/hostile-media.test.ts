@@ -1,0 +1,316 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { layOut } from '../src/sources/segmented/layout.ts';
+import { startTestService, type Download, type TestService } from './support/api.ts';
+import { runFfmpeg } from './support/ffmpeg.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { mediaPath, sha256File } from './support/media.ts';
+import { watchResponsiveness } from './support/responsiveness.ts';
+import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support/streams/hls-fixtures.ts';
+import { waitFor, waitForProgress } from './support/waiting.ts';
+
+// What a source sends is an attacker's input. Whatever it is, the API keeps answering, a download
+// that fails leaves no file, no file of the machine comes out, and nothing ffmpeg writes grows
+// past MAX_FILE_BYTES.
+
+const CAPPED_BYTES = 1_000_000;
+const SLOWEST_PROBE_MS = 500;
+
+let app: TestService;
+/** MAX_FILE_BYTES of 1 MB. */
+let capped: TestService;
+let source: FixtureServer;
+let hls: HlsFixtures;
+let scratch: string;
+/** A file of the machine that no download may hand out: an MP4, so that ffmpeg would read it gladly. */
+let secret: string;
+
+beforeAll(async () => {
+  [app, capped, source, hls] = await Promise.all([
+    startTestService({ maxAttempts: 1 }),
+    startTestService({ maxAttempts: 1, maxFileBytes: CAPPED_BYTES }),
+    startFixtureServer(),
+    prepareHlsFixtures(),
+  ]);
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'vds-hostile-media-'));
+  secret = path.join(scratch, 'secret.mp4');
+  // The clip with a mark of its own, so that no honest download is byte for byte this file.
+  await runFfmpeg(['-i', mediaPath('clip.mp4'), '-c', 'copy', '-metadata', `comment=secret ${randomUUID()}`, '-f', 'mp4', secret]);
+}, 120_000);
+
+afterAll(async () => {
+  await source?.close();
+  await Promise.all([app?.stop(), capped?.stop()]);
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** Creates a download and waits for its end while the API is probed; it must answer every probe quickly. */
+async function download(service: TestService, body: Record<string, unknown>): Promise<Download> {
+  const responsiveness = watchResponsiveness(service.service.url);
+  let done: Download;
+  try {
+    const created = await service.http.createDownload(body);
+    expect(created.status).toBe(202);
+    done = await service.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
+  } finally {
+    const { slowestMs } = await responsiveness.stop();
+    expect(slowestMs).toBeLessThan(SLOWEST_PROBE_MS);
+  }
+  return done;
+}
+
+function placesOf(service: TestService, id: string): string[] {
+  return [path.join(service.config.dataDir, 'partial', id), path.join(service.config.dataDir, 'files', id)];
+}
+
+/** A failed download keeps nothing: no partial work and no file (removed just after the status changes). */
+async function expectNothingLeft(service: TestService, id: string): Promise<void> {
+  const leftovers = () => placesOf(service, id).filter((place) => existsSync(place));
+  await waitFor(`the files of ${id} to be removed`, () => leftovers().length === 0, 2_000).catch(() => {});
+  expect(leftovers()).toEqual([]);
+}
+
+/** No stored file of `service` is the secret. */
+async function expectSecretNowhere(service: TestService): Promise<void> {
+  const files = path.join(service.config.dataDir, 'files');
+  const secretHash = await sha256File(secret);
+  for (const name of await readdir(files)) expect(await sha256File(path.join(files, name))).not.toBe(secretHash);
+}
+
+/** The largest file seen under `dir` (at any depth) until stopped, looked at every few milliseconds. */
+function watchLargestFile(dir: string): { stop(): Promise<number> } {
+  let largest = 0;
+  let running = true;
+  const watching = (async () => {
+    while (running) {
+      const names = await readdir(dir, { recursive: true }).catch(() => []);
+      for (const name of names) {
+        const size = await stat(path.join(dir, name)).then((stats) => (stats.isFile() ? stats.size : 0), () => 0);
+        largest = Math.max(largest, size);
+      }
+      await sleep(2);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await watching;
+      return largest;
+    },
+  };
+}
+
+/** A VOD media playlist of `segments` (URIs relative to it), one second each. */
+function mediaPlaylist(segments: string[]): string {
+  return ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:1', '#EXT-X-PLAYLIST-TYPE:VOD', ...segments.flatMap((uri) => ['#EXTINF:1.0,', uri]), '#EXT-X-ENDLIST', ''].join('\n');
+}
+
+describe('declared content types', () => {
+  // Bytes that no signature knows and that are no playlist, manifest or page.
+  const unrecognised = Buffer.alloc(64 * 1024, 'not media at all; ');
+
+  test.each([
+    ['video/(a+)+', 'a pattern that takes exponential time'],
+    ['video/(', 'a pattern that does not compile'],
+    ['video/x, text/html', 'two types in one'],
+  ])('when unrecognised bytes are declared %p (%s), then the download fails as unsupported_source, the API answering throughout, and no file is left', async (contentType, _why) => {
+    const name = `${'a'.repeat(32)}!`;
+    const url = source.content(`/declared/${encodeURIComponent(contentType)}/${name}`, unrecognised, { contentType });
+    // With a dot before the a's, a pattern made of the type would backtrack 2^32 times on this name.
+    const done = await download(app, { url, filename: `clip.${'a'.repeat(32)}!` });
+
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', retryable: false }, file: null });
+    await expectNothingLeft(app, done.id);
+  });
+
+  test('when a real MP4 is declared "video/x, text/html", then it is stored and served as video/mp4', async () => {
+    const url = source.file('/declared/both.mp4', mediaPath('clip.mp4'), { contentType: 'video/x, text/html' });
+    const done = await download(app, { url, filename: `clip.${'a'.repeat(32)}!` });
+
+    expect(done).toMatchObject({ status: 'completed', file: { content_type: 'video/mp4', filename: `clip.${'a'.repeat(32)}!.mp4` } });
+    const served = await app.http.getFile(done.download_url!);
+    expect(served.headers['content-type']).toBe('video/mp4');
+  });
+});
+
+describe('segments that are not media', () => {
+  test.each([
+    ['an HLS playlist', () => `#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:4\n#EXTINF:3.0,\nfile://${secret}\n#EXT-X-ENDLIST\n`],
+    ['an ffconcat list', () => `ffconcat version 1.0\nfile 'file:${secret}'\nfile '${secret}'\n`],
+    [
+      'a DASH MPD',
+      () =>
+        `<?xml version="1.0"?>\n<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT3S" minBufferTime="PT1S" profiles="urn:mpeg:dash:profile:isoff-on-demand:2011">` +
+        `<Period><AdaptationSet mimeType="video/mp4" segmentAlignment="true"><Representation id="v" bandwidth="100000" width="320" height="240" codecs="avc1.64000d">` +
+        `<BaseURL>file://${secret}</BaseURL><SegmentBase indexRange="0-0"/></Representation></AdaptationSet></Period></MPD>\n`,
+    ],
+  ])('when the one segment of an HLS playlist is %s naming a local MP4, then the download fails and that file is never served', async (kind, body) => {
+    const prefix = `/segment-is/${kind.replaceAll(' ', '-')}`;
+    source.content(`${prefix}/seg0.ts`, body());
+    const url = source.content(`${prefix}/index.m3u8`, mediaPlaylist(['seg0.ts']));
+
+    const done = await download(app, { url });
+
+    expect(done).toMatchObject({ status: 'failed', token: null, download_url: null, file: null });
+    expect(done.error!.code).toMatch(/^(unsupported_source|processing_failed)$/);
+    await expectNothingLeft(app, done.id);
+    await expectSecretNowhere(app);
+  });
+
+  test('when an audio segment is an ffconcat list repeating the video track 2000 times, then nothing ffmpeg writes grows past MAX_FILE_BYTES and no file is left', async () => {
+    const prefix = '/amplified';
+    const segmentDir = hls.ts.dir;
+    const segments = (await readdir(segmentDir)).filter((name) => name.endsWith('.ts')).sort();
+    for (const name of segments) source.file(`${prefix}/${name}`, path.join(segmentDir, name));
+    // Where the worker joins the video track: the list names it as a sibling of its own file.
+    const [videoTrack] = layOut({ tracks: [{ kind: 'video', segments: segments.map((name) => ({ url: source.url(`${prefix}/${name}`) })) }] }, '/');
+    source.content(`${prefix}/concat.aac`, `ffconcat version 1.0\n${`file '${path.basename(videoTrack!.file)}'\n`.repeat(2000)}`);
+    source.content(`${prefix}/video.m3u8`, mediaPlaylist(segments));
+    source.content(`${prefix}/audio.m3u8`, mediaPlaylist(['concat.aac']));
+    const master = [
+      '#EXTM3U',
+      '#EXT-X-VERSION:3',
+      '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",NAME="main",DEFAULT=YES,AUTOSELECT=YES,URI="audio.m3u8"',
+      '#EXT-X-STREAM-INF:BANDWIDTH=300000,RESOLUTION=320x180,AUDIO="audio"',
+      'video.m3u8',
+      '',
+    ].join('\n');
+    const url = source.content(`${prefix}/master.m3u8`, master);
+
+    const largest = watchLargestFile(path.join(capped.config.dataDir, 'partial'));
+    const done = await download(capped, { url });
+    const largestBytes = await largest.stop();
+
+    expect(done.status).toBe('failed');
+    expect(done.error!.code).toMatch(/^(unsupported_source|processing_failed|source_too_large)$/);
+    // Every segment was fetched: the refusal came after the fetch, where ffmpeg would have run.
+    for (const name of [...segments, 'concat.aac']) expect(source.requestsFor(`${prefix}/${name}`).length).toBeGreaterThan(0);
+    expect(largestBytes).toBeLessThanOrEqual(CAPPED_BYTES);
+    await expectNothingLeft(capped, done.id);
+  });
+});
+
+describe('output larger than its input', () => {
+  test('when an honest stream remuxes into more bytes than MAX_FILE_BYTES though its segments are fewer, then it fails as source_too_large and no file is left', async () => {
+    const fixture = hls.fmp4;
+    const url = serveHlsFixture(source, fixture, '/honest/fmp4');
+    const names = (await readdir(fixture.dir)).filter((name) => name === 'init.mp4' || name.endsWith('.m4s'));
+    const fetchedBytes = (await Promise.all(names.map((name) => stat(path.join(fixture.dir, name))))).reduce((sum, stats) => sum + stats.size, 0);
+
+    // What this ffmpeg makes of the stream when nothing limits it.
+    const reference = await download(app, { url });
+    expect(reference.status).toBe('completed');
+    if (reference.file!.size_bytes <= fetchedBytes) {
+      console.log(`skipped: this ffmpeg remuxes the fMP4 stream's ${fetchedBytes} bytes into ${reference.file!.size_bytes}, no more than it fetched`);
+      return;
+    }
+
+    // Just enough for every segment: only the remuxed file is over the limit.
+    const exact = await startTestService({ maxAttempts: 1, maxFileBytes: fetchedBytes });
+    try {
+      const done = await download(exact, { url });
+      expect(done).toMatchObject({ status: 'failed', error: { code: 'source_too_large', retryable: false }, file: null });
+      // The fetch passed: every segment was asked for again, for this download too.
+      for (const name of names) expect(source.requestsFor(`/honest/fmp4/${name}`)).toHaveLength(2);
+      await expectNothingLeft(exact, done.id);
+    } finally {
+      await exact.stop();
+    }
+  });
+});
+
+describe('a download that ends elsewhere while it runs', () => {
+  test('when the download is no longer active once its file is whole, then the file is not kept', async () => {
+    // Slow enough to still be fetching when the row is ended under it.
+    const routePath = '/ended/big.mp4';
+    const url = source.file(routePath, mediaPath('big.mp4'), { bytesPerSecond: 2 * 1024 * 1024 });
+    const responsiveness = watchResponsiveness(app.service.url);
+    try {
+      const created = await app.http.createDownload({ url });
+      const id = (created.body as Download).id;
+      await waitForProgress(app.http, id, 1);
+      const db = new pg.Client({ connectionString: app.config.databaseUrl });
+      await db.connect();
+      try {
+        await db.query(`UPDATE downloads SET status = 'failed', error_code = 'internal_error', error_message = 'Ended by the test.' WHERE id = $1`, [id]);
+      } finally {
+        await db.end();
+      }
+
+      await waitFor('the source to send the whole file', () => source.requestsFor(routePath)[0]?.outcome === 'complete', 20_000);
+      // The working directory goes when the file is moved into files/: from then on, only the file could stay.
+      const [partial, file] = placesOf(app, id);
+      await waitFor('the worker to be done with the file', () => !existsSync(partial!) && !existsSync(file!), 5_000).catch(() => {});
+      expect([partial, file].filter((place) => existsSync(place!))).toEqual([]);
+      expect((await app.http.getDownload(id)).body).toMatchObject({ status: 'failed', file: null, token: null });
+    } finally {
+      const { slowestMs } = await responsiveness.stop();
+      expect(slowestMs).toBeLessThan(SLOWEST_PROBE_MS);
+    }
+  });
+});
+
+describe('a full disk', () => {
+  const mounts: string[] = [];
+  const services: TestService[] = [];
+  let skipped: string | undefined;
+
+  /** A service whose DATA_DIR is a tmpfs of `size` (its database stays the test database). */
+  async function serviceOnTmpfs(size: string): Promise<TestService> {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-full-disk-'));
+    await promisify(execFile)('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
+    mounts.push(dir);
+    const service = await startTestService({ maxAttempts: 3, dataDir: dir });
+    services.push(service);
+    return service;
+  }
+
+  let small: TestService | undefined;
+  let tiny: TestService | undefined;
+
+  beforeAll(async () => {
+    try {
+      [small, tiny] = [await serviceOnTmpfs('4m'), await serviceOnTmpfs('200k')];
+    } catch (error) {
+      skipped = `a tmpfs could not be mounted (${(error as Error).message.split('\n')[0]}); the full-disk tests need root`;
+      console.log(`skipped: ${skipped}`);
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all(services.map((service) => service.stop()));
+    for (const dir of mounts) {
+      await promisify(execFile)('umount', [dir]);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('when a direct file is larger than the disk, then the download fails at once as storage_full, leaves nothing, and the next download completes', async () => {
+    if (skipped || !small) return;
+    const big = Buffer.concat([await readFile(mediaPath('clip.mp4')), Buffer.alloc(8 * 1024 * 1024)]);
+    const done = await download(small, { url: source.content('/disk/too-big.mp4', big, { contentType: 'video/mp4' }) });
+
+    expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'storage_full', retryable: false }, file: null });
+    await expectNothingLeft(small, done.id);
+
+    const after = await download(small, { url: source.file('/disk/clip.mp4', mediaPath('clip.mp4')) });
+    expect(after).toMatchObject({ status: 'completed', file: { size_bytes: (await stat(mediaPath('clip.mp4'))).size } });
+    expect(existsSync(path.join(small.config.dataDir, 'files', after.id))).toBe(true);
+  });
+
+  test('when the segments of a stream fit on the disk but joining them does not, then the download fails as storage_full and leaves nothing', async () => {
+    if (skipped || !tiny) return;
+    const done = await download(tiny, { url: serveHlsFixture(source, hls.ts, '/disk/hls') });
+
+    expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'storage_full', retryable: false }, file: null });
+    await expectNothingLeft(tiny, done.id);
+    expect(await readdir(path.join(tiny.config.dataDir, 'partial'))).toEqual([]);
+  });
+});
