@@ -115,4 +115,15 @@ describe('GET /download/{token}', () => {
     expect(res.status).toBe(410);
     expect(bodyJson<{ detail: string }>(res).detail).toMatch(/expired/);
   });
+
+  test('when a stored type is not one of the known containers (a row from before the container table), then the file is served as application/octet-stream', async () => {
+    const created = await app.http.createDownload({ url: source.file('/typed.mp4', mediaPath('clip.mp4')) });
+    const typed = await app.waitForStatus(created.body.id as string, ['completed']);
+    const db = new pg.Client({ connectionString: app.config.databaseUrl });
+    await db.connect();
+    await db.query(`UPDATE downloads SET content_type = 'video/x, text/html' WHERE id = $1`, [typed.id]);
+    await db.end();
+    const res = await app.http.headFile(typed.token!);
+    expect(res.headers['content-type']).toBe('application/octet-stream');
+  });
 });

@@ -90,3 +90,10 @@ export function containerOfSniffed(mime: string): Container | null {
 export function containerOfDeclared(essence: string): Container | null {
   return BY_DECLARED.get(essence) ?? null;
 }
+
+const SERVED = new Set(ENTRIES.map((entry) => entry.mime));
+
+/** The type a stored file is served as: its row's, when that is one of the table's (rows written before the table may hold anything). */
+export function servedType(stored: string | null): string {
+  return stored && SERVED.has(stored) ? stored : 'application/octet-stream';
+}

@@ -1,6 +1,7 @@
 import { create, encodeExtended } from 'content-disposition';
 import { Router, type Response } from 'express';
 import type { Prisma } from '../../db/prisma.ts';
+import { servedType } from '../../media/containers.ts';
 import { TokenLookup } from '../../downloads/read.ts';
 import type { LocalStorage } from '../../storage/local.ts';
 import { HttpProblem } from '../problem.ts';
@@ -25,7 +26,7 @@ export function fileRoutes(deps: { prisma: Prisma; storage: LocalStorage }): Rou
       throw new HttpProblem(410, `This file expired at ${row.expiresAt.toISOString()} and was removed.`);
     }
     res.set({
-      'Content-Type': row.contentType ?? 'application/octet-stream',
+      'Content-Type': servedType(row.contentType),
       'Content-Disposition': attachment(row.fileName ?? 'video'),
       ETag: `"${row.sha256}"`,
       'Last-Modified': row.completedAt.toUTCString(),
