@@ -1,4 +1,12 @@
+import { findAll, textContent } from 'domutils';
+import { decodeHTML } from 'entities';
+import fc from 'fast-check';
+import { parseDocument } from 'htmlparser2';
+import { metaTag } from '../src/sources/html/meta-tags.ts';
 import { findMediaInPage } from '../src/sources/html/page-media.ts';
+import { readPageParts } from '../src/sources/html/page-parts.ts';
+import { manifestUrlsInText } from '../src/sources/html/stream-urls.ts';
+import { walkHtml } from '../src/sources/html/walk-html.ts';
 import { testSourceHttp } from './support/source-http.ts';
 import { startFixtureServer } from './support/fixture-server.ts';
 
@@ -199,5 +207,149 @@ describe('findMediaInPage over HTTP', () => {
     } finally {
       await source.close();
     }
+  });
+});
+
+describe('manifestUrlsInText against the regular expression it replaced', () => {
+  // The rules of the linear scanner are those of this expression, which takes quadratic time in a
+  // run of slashes; on small texts it is the oracle.
+  const URL_CHAR = String.raw`[^\s"'<>\\\`()[\]{}]`;
+  const MANIFEST_END = String.raw`\.(?:m3u8|mpd)(?![\w/-])(?:[?#]${URL_CHAR}*)?`;
+  const MANIFEST_URL = new RegExp(String.raw`(?:https?:)?//${URL_CHAR}+?${MANIFEST_END}|(?<=["'])/(?!/)${URL_CHAR}*?${MANIFEST_END}(?=["'])`, 'gi');
+  const regexUrls = (html: string) => {
+    const unescaped = html.replace(/\\u([0-9a-fA-F]{4})|\\\//g, (_escape, hex?: string) => (hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16))));
+    return Array.from(decodeHTML(unescaped).matchAll(MANIFEST_URL), (match) => match[0]);
+  };
+
+  const pieces = [
+    '/', '//', '.', ':', '?', '#', '"', "'", ' ', '\n', '\t', '\u00a0', '\u2028', '-', '_', '=', '&', ',', 'a', 'Z', '0', '8', 'é', 'ſ',
+    'm3u8', 'M3U8', 'mpd', 'MpD', 'm3u', 'mp', '.m', 'u8', 'pd', '.m3u8', '.mpd', '.m\u0013u8', '.M3U\u0018', 'httpſ:', 'h', 'ttp', 's:', 'http', 'HTTPS', 'https', 'http:', 'https://', 'ftp://',
+    '<', '>', '(', ')', '[', '}', '`', '\\', '\\/', '\\u002F', '\\u0022', '&amp;', '&quot;', '&#47;', '&sol;',
+  ];
+  const pageText = fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((parts) => parts.join(''));
+
+  test('when any text is built from slashes, quotes, schemes and extensions, then the scanner finds exactly what the regex found', () => {
+    fc.assert(
+      fc.property(pageText, (text) => {
+        expect(manifestUrlsInText(text)).toEqual(regexUrls(text));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  test('when texts are ordinary pages with URLs in scripts, attributes and prose, then the scanner finds exactly what the regex found', () => {
+    const url = fc
+      .tuple(fc.constantFrom('https://cdn.example', '//cdn.example', '', 'http://a.b'), fc.constantFrom('/v/master', '/x', '/a.b/c', ''), fc.constantFrom('.m3u8', '.mpd', '.MPD', '.m3u8x', '.mp4'))
+      .chain(([origin, path, extension]) => fc.constantFrom('', '?a=1&amp;b=2', '#t=3', '/').map((tail) => origin + path + extension + tail));
+    const context = fc.constantFrom(['"', '"'], ["'", "'"], [' ', ' '], ['(', ')'], ['=', '&'], ['\\"', '\\"']);
+    const text = fc.array(fc.tuple(context, url), { maxLength: 8 }).map((parts) => parts.map(([[open, close], written]) => `x${open}${written}${close}`).join(' '));
+    fc.assert(
+      fc.property(text, (page) => {
+        expect(manifestUrlsInText(page)).toEqual(regexUrls(page));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+});
+
+describe('walkHtml against htmlparser2\'s parseDocument', () => {
+  type Node = string | { name: string; attributes: Record<string, string>; within: string[]; children: Node[] };
+
+  const ANCESTORS_ASKED = ['video', 'svg', 'script', 'title'];
+
+  /** Text merged across comments, which neither side counts as text. */
+  function addText(children: Node[], text: string): void {
+    const last = children.at(-1);
+    if (typeof last === 'string') children[children.length - 1] = last + text;
+    else if (text) children.push(text);
+  }
+
+  function treeFromWalk(html: string): Node[] {
+    const root: Node[] = [];
+    const open: { children: Node[] }[] = [{ children: root }];
+    walkHtml(html, {
+      open(element, ancestors) {
+        expect(element.depth).toBe(open.length - 1);
+        const node = { name: element.name, attributes: Object.fromEntries(element.attributes), within: ANCESTORS_ASKED.filter((name) => ancestors.has(name)), children: [] };
+        open.at(-1)!.children.push(node);
+        open.push(node);
+      },
+      text(text) {
+        addText(open.at(-1)!.children, text);
+      },
+      close(depth) {
+        expect(depth).toBe(open.length - 2);
+        open.pop();
+      },
+    });
+    expect(open).toHaveLength(1);
+    return root;
+  }
+
+  type DomNode = ReturnType<typeof parseDocument>['children'][number];
+  type DomElement = ReturnType<typeof findAll>[number];
+
+  function treeFromDom(nodes: DomNode[], within: string[] = []): Node[] {
+    const children: Node[] = [];
+    for (const node of nodes) {
+      if (node.type === 'text') addText(children, node.data);
+      else if ('name' in node && 'attribs' in node) {
+        const inside = [...new Set([...within, node.name])];
+        children.push({
+          name: node.name,
+          attributes: { ...node.attribs },
+          within: ANCESTORS_ASKED.filter((name) => within.includes(name)),
+          children: treeFromDom(node.children, inside),
+        });
+      }
+    }
+    return children;
+  }
+
+  const markup = [
+    '<meta property="og:video" content=/m.mp4>', '<meta name=twitter:title content="a &amp; b">', '<base>', '<base href="/b/">',
+    '<video>', '</video>', '<source src="/a.mp4">', '<VIDEO SRC=Y>', '<svg>', '</svg>', '<svg/>', '<Svg>', '<title>', '</title>', '<title/>',
+    '<title a="1" a="2">', '<div>', '</div>', '<p>', '</p>', '<a href=x>', '</a>', '<form>', '</form>', '<math>', '</math>', '<mi>',
+    '<foreignObject>', '</foreignobject>', '<clipPath>', '</clippath>', '<desc>', '<path/>', '<x/>', '<b>', '</b>', '<i>', '</i>',
+    '<script type="application/ld+json">', '<script TYPE=" Application/LD+JSON ">', '{"@type":"VideoObject"}', '<script>', '</script>',
+    '<style>', '</style>', '<textarea>', '</textarea>', '<xmp>',
+    '<br/>', '</br>', '<img>', '<image>', '</image>', '<input>', '<select>', '<option>', '<li>', '<table>', '<tr>', '<td>', '<th>',
+    '<tbody>', '<thead>', '<h1>', '<dd>', '<rt>', '<body>', '<head>', '<meta name=a content=b>', '<base href=x>', '<plaintext>',
+    '<!--c-->', '<![CDATA[d]]>', '<!doctype html>', '<?pi?>', '&amp;', '&lt;', '&quot', 'text', ' ', '<', '>', '"', '/', '=', '</',
+  ];
+  const page = fc.array(fc.constantFrom(...markup), { maxLength: 40 }).map((parts) => parts.join(''));
+
+  test('when any tag soup of media, SVG, MathML, forms, raw text and implied ends is walked, then it is the tree parseDocument builds', () => {
+    fc.assert(
+      fc.property(page, (html) => {
+        expect(treeFromWalk(html)).toEqual(treeFromDom(parseDocument(html).children));
+      }),
+      { numRuns: 10_000 },
+    );
+  });
+
+  test('when a page is read for its parts, then its base, video sources, metas, JSON-LD blocks and title are those the DOM shows', () => {
+    const isJsonLd = (element: DomElement) => element.name === 'script' && element.attribs.type?.trim().toLowerCase() === 'application/ld+json';
+    const within = (element: DomElement, test: (ancestor: DomElement) => boolean) => {
+      for (let node = element.parent; node; node = node.parent) if ('attribs' in node && test(node)) return true;
+      return false;
+    };
+    fc.assert(
+      fc.property(page, (html) => {
+        const elements = findAll(() => true, parseDocument(html).children);
+        const named = (...names: string[]) => elements.filter((element) => names.includes(element.name));
+        const title = named('title').find((element) => !within(element, (ancestor) => ancestor.name === 'svg'));
+        expect(readPageParts(html)).toEqual({
+          baseHref: named('base').find((element) => element.attribs.href !== undefined)?.attribs.href,
+          videoUrls: named('video', 'source')
+            .filter((element) => element.name === 'video' || within(element, (ancestor) => ancestor.name === 'video'))
+            .flatMap((element) => element.attribs.src ?? []),
+          metas: named('meta').flatMap((element) => metaTag(new Map(Object.entries(element.attribs))) ?? []),
+          jsonLd: elements.filter((element) => isJsonLd(element) && !within(element, isJsonLd)).map((element) => textContent(element)),
+          title: title && textContent(title),
+        });
+      }),
+      { numRuns: 5_000 },
+    );
   });
 });

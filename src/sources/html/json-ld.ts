@@ -28,8 +28,9 @@ function collectContentUrls(root: unknown, urls: string[]): void {
     }
     if (node === null || typeof node !== 'object') continue;
     const record = node as Record<string, unknown>;
+    const type = record['@type'];
     // One by one: spreading a list of a million URLs into push() would overflow the stack.
-    if (isVideoObject(record['@type'])) for (const url of urlsOf(record.contentUrl)) urls.push(url);
+    if (type !== undefined && isVideoObject(type)) for (const url of urlsOf(record.contentUrl)) urls.push(url);
     pushReversed(Object.values(record));
   }
 }

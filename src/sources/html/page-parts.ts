@@ -25,8 +25,8 @@ export function readPageParts(html: string): PageParts {
   const parts: PageParts = { baseHref: undefined, videoUrls: [], metas: [], jsonLd: [], title: undefined };
   let titleSeen = false;
   let title: Gathering | null = null;
-  // Scripts nest only inside SVG or MathML; an inner one's text is part of the outer's, and
-  // gathering it again for every level would make a deep nest quadratic.
+  // Scripts nest only in SVG or MathML content. The outermost block is read, with the text of
+  // those inside it; reading each inner one again would make a deep nest quadratic.
   let script: Gathering | null = null;
   walkHtml(html, {
     open(element, ancestors) {

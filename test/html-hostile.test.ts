@@ -1,0 +1,151 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { findMediaInPage, type PageMedia } from '../src/sources/html/page-media.ts';
+import { startTestService, type Download, type TestService } from './support/api.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { watchResponsiveness } from './support/responsiveness.ts';
+import { waitFor } from './support/waiting.ts';
+
+// Every byte of a page is an attacker's, up to the 8 MiB the service reads. Pages written to make
+// the media finder take quadratic time or recurse as deep as they nest: each must be read in well
+// under a second (the budget leaves room for a loaded two-core machine), find what an honest
+// reader would, and never overflow the stack. Before the finder was made linear, 300 KB of
+// slashes took 22 s or more, and 100 000 nested elements about 18 s.
+
+const PAGE_URL = 'https://site.example/watch/1.html';
+const PAGE_BYTES = 8 * 1024 * 1024;
+const BUDGET_MS = 2_000;
+const DEEP = 100_000;
+
+/** `unit` repeated to fill the largest page the service reads. */
+const filled = (unit: string, bytes = PAGE_BYTES) => unit.repeat(Math.floor(bytes / unit.length));
+
+const jsonLd = (json: string) => `<script type="application/ld+json">${json}</script>`;
+const VIDEO_OBJECT = JSON.stringify({ '@type': 'VideoObject', contentUrl: '/deep.mp4' });
+const DEEP_MP4 = 'https://site.example/deep.mp4';
+
+function findTimed(html: string): PageMedia {
+  const started = performance.now();
+  const found = findMediaInPage({ html, pageUrl: PAGE_URL });
+  expect(performance.now() - started).toBeLessThan(BUDGET_MS);
+  return found;
+}
+
+describe('findMediaInPage on pages written to be slow', () => {
+  test('when a page is 8 MiB of slashes, then it is read within the budget and offers nothing', () => {
+    expect(findTimed(filled('/'))).toEqual({ candidates: [], title: null });
+  });
+
+  test('when a page is 8 MiB of "//a.m3u8" over and over, then the one URL they spell is found within the budget', () => {
+    const html = filled('//a.m3u8');
+    expect(findTimed(html).candidates).toEqual([`https:${html}`]);
+  });
+
+  test('when a page is 8 MiB of "http://" over and over, then it is read within the budget and offers nothing', () => {
+    expect(findTimed(filled('http://')).candidates).toEqual([]);
+  });
+
+  test('when a page is 8 MiB of quotes and slashes, then it is read within the budget and offers nothing', () => {
+    expect(findTimed(filled('"/')).candidates).toEqual([]);
+    expect(findTimed(filled('"/"//')).candidates).toEqual([]);
+  });
+
+  test('when a page repeats one quoted playlist path to 8 MiB, then it comes back once, within the budget', () => {
+    expect(findTimed(filled('"/a.m3u8" ')).candidates).toEqual(['https://site.example/a.m3u8']);
+  });
+
+  test('when a page names 300 000 distinct playlists, then the first 100 come back in order, within the budget', () => {
+    const html = Array.from({ length: 300_000 }, (_unused, index) => `//cdn.example/${index}.m3u8`).join(' ');
+    const { candidates } = findTimed(html);
+    expect(candidates).toHaveLength(100);
+    expect(candidates.slice(0, 2)).toEqual(['https://cdn.example/0.m3u8', 'https://cdn.example/1.m3u8']);
+    expect(candidates.at(-1)).toBe('https://cdn.example/99.m3u8');
+  });
+});
+
+describe('findMediaInPage on pages nested to be slow or to overflow the stack', () => {
+  test('when a <source> sits 100 000 elements deep in a <video>, then it is found within the budget and one after the video is not', () => {
+    const html = `<video>${'<div>'.repeat(DEEP)}<source src="/deep.mp4">${'</div>'.repeat(DEEP)}</video><source src="/outside.mp4">`;
+    expect(findTimed(html).candidates).toEqual([DEEP_MP4]);
+  });
+
+  test('when a video sits inside 8 MiB of unclosed <b>, then it is found within the budget', () => {
+    const video = '<video src="/deep.mp4"></video>';
+    expect(findTimed(filled('<b>', PAGE_BYTES - video.length) + video).candidates).toEqual([DEEP_MP4]);
+  });
+
+  test('when 8 MiB of end tags of elements never opened follow 10 000 open ones, then the video after them is found within the budget', () => {
+    const video = '<video src="/deep.mp4"></video>';
+    const open = '<b>'.repeat(10_000);
+    expect(findTimed(open + filled('</i>', PAGE_BYTES - open.length - video.length) + video).candidates).toEqual([DEEP_MP4]);
+  });
+
+  test('when a <title> sits in 100 000 nested <svg>, then it names an icon and the page <title> after them is the title', () => {
+    const html = `${'<svg>'.repeat(DEEP)}<title>Icon</title>${'</svg>'.repeat(DEEP)}<title>Page</title>`;
+    expect(findTimed(html).title).toBe('Page');
+  });
+
+  test('when the page <title> sits 100 000 elements deep, then it is the title, found within the budget', () => {
+    expect(findTimed(`${'<div><span>'.repeat(DEEP)}<title>Deep &amp; down</title>`).title).toBe('Deep & down');
+  });
+
+  test('when a JSON-LD block nests arrays a million deep around a VideoObject, then its contentUrl is found without overflowing the stack', () => {
+    const html = jsonLd(`${'['.repeat(1_000_000)}${VIDEO_OBJECT}${']'.repeat(1_000_000)}`);
+    expect(findTimed(html).candidates).toEqual([DEEP_MP4]);
+  });
+
+  test('when a JSON-LD block nests objects a million deep around a VideoObject, then its contentUrl is found without overflowing the stack', () => {
+    const html = jsonLd(`${'{"a":'.repeat(1_000_000)}${VIDEO_OBJECT}${'}'.repeat(1_000_000)}`);
+    expect(findTimed(html).candidates).toEqual([DEEP_MP4]);
+  });
+
+  test('when a VideoObject lists 300 000 contentUrls, then they are taken without overflowing the stack', () => {
+    const urls = Array.from({ length: 300_000 }, (_unused, index) => `/v${index}.mp4`);
+    const { candidates } = findTimed(jsonLd(JSON.stringify({ '@type': 'VideoObject', contentUrl: urls })));
+    expect(candidates).toHaveLength(100);
+    expect(candidates[0]).toBe('https://site.example/v0.mp4');
+  });
+
+  test('when 100 000 JSON-LD scripts nest inside an <svg>, then the outermost block is read once, within the budget', () => {
+    const html = `<svg>${'<script type="application/ld+json">'.repeat(DEEP)}${VIDEO_OBJECT}`;
+    expect(findTimed(html).candidates).toEqual([DEEP_MP4]);
+  });
+});
+
+describe('a hostile page through the API', () => {
+  let app: TestService;
+  let source: FixtureServer;
+
+  beforeAll(async () => {
+    [app, source] = await Promise.all([startTestService({ maxAttempts: 1 }), startFixtureServer()]);
+    // The first requests compile the contract's validators, in the service and in the test client
+    // (some 400 ms on this event loop); an honest page first, so that the watch sees the hostile one.
+    const created = await app.http.createDownload({ url: source.content('/honest.html', '<title>No video here</title>', { contentType: 'text/html' }) });
+    await app.waitForStatus((created.body as Download).id, ['completed', 'failed']);
+  });
+
+  afterAll(async () => {
+    await Promise.all([source?.close(), app?.stop()]);
+  });
+
+  test('when a client downloads an 8 MiB page of slashes, then it fails as unsupported_source while the API keeps answering, and nothing is stored', async () => {
+    const url = source.content('/hostile/slashes.html', filled('/'), { contentType: 'text/html' });
+    const probe = watchResponsiveness(app.service.url);
+    let done: Download;
+    try {
+      const created = await app.http.createDownload({ url });
+      expect(created.status).toBe(202);
+      done = await app.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
+    } finally {
+      const { slowestMs, probes, worstLoopDelayMs } = await probe.stop();
+      expect(probes).toBeGreaterThan(0);
+      expect(slowestMs).toBeLessThan(500);
+      expect(worstLoopDelayMs).toBeLessThan(200);
+    }
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', retryable: false } });
+    expect(source.requestsFor('/hostile/slashes.html')).toHaveLength(1);
+    const leftovers = () => ['partial', 'files'].map((place) => path.join(app.config.dataDir, place, done.id)).filter((place) => existsSync(place));
+    await waitFor(`the files of ${done.id} to be removed`, () => leftovers().length === 0, 2_000).catch(() => {});
+    expect(leftovers()).toEqual([]);
+  });
+});
