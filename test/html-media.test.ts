@@ -223,7 +223,7 @@ describe('manifestUrlsInText against the regular expression it replaced', () => 
 
   const pieces = [
     '/', '//', '.', ':', '?', '#', '"', "'", ' ', '\n', '\t', '\u00a0', '\u2028', '-', '_', '=', '&', ',', 'a', 'Z', '0', '8', 'é', 'ſ',
-    'm3u8', 'M3U8', 'mpd', 'MpD', 'm3u', 'mp', '.m', 'u8', 'pd', '.m3u8', '.mpd', '.m\u0013u8', '.M3U\u0018', 'httpſ:', 'h', 'ttp', 's:', 'http', 'HTTPS', 'https', 'http:', 'https://', 'ftp://',
+    'm3u8', 'M3U8', 'mpd', 'MpD', 'm3u', 'mp', '.m', 'u8', 'pd', '.m3u8', '.mpd', '.m\u0013u8', '.M3U\u0018', 'httpſ:', 'h', 'ttp', 's:', 'http', 'HTTPS', 'https', 'http:', 'https://', 'HTTP://', 'HttPS://', 'ftp://',
     '<', '>', '(', ')', '[', '}', '`', '\\', '\\/', '\\u002F', '\\u0022', '&amp;', '&quot;', '&#47;', '&sol;',
   ];
   const pageText = fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((parts) => parts.join(''));
