@@ -1,6 +1,7 @@
-// How htmlparser2's Parser (12.0.0, pinned in package.json) nests tags, copied because it does not
-// export its tables: walk-html.ts builds the same tree as parseDocument, in linear time. A test
-// compares the two on generated pages, so an upgrade that changes these rules shows there.
+// The HTML nesting rules that htmlparser2's Parser (12.0.0, pinned in package.json) follows, written
+// out here because it keeps them to itself: walk-html.ts builds the same tree as parseDocument, in
+// linear time. A test compares the two on generated pages, so an upgrade that changes the rules
+// shows there.
 
 const words = (list: string) => new Set(list.split(' '));
 
