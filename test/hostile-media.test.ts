@@ -12,6 +12,7 @@ import { startTestService, type Download, type TestService } from './support/api
 import { runFfmpeg } from './support/ffmpeg.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath, sha256File } from './support/media.ts';
+import { downloadWhileProbing, expectNothingStored, placesOf } from './support/outcomes.ts';
 import { watchResponsiveness } from './support/responsiveness.ts';
 import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support/streams/hls-fixtures.ts';
 import { waitFor, waitForProgress } from './support/waiting.ts';
@@ -52,30 +53,7 @@ afterAll(async () => {
 });
 
 /** Creates a download and waits for its end while the API is probed; it must answer every probe quickly. */
-async function download(service: TestService, body: Record<string, unknown>): Promise<Download> {
-  const responsiveness = watchResponsiveness(service.service.url);
-  let done: Download;
-  try {
-    const created = await service.http.createDownload(body);
-    expect(created.status).toBe(202);
-    done = await service.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
-  } finally {
-    const { slowestMs } = await responsiveness.stop();
-    expect(slowestMs).toBeLessThan(SLOWEST_PROBE_MS);
-  }
-  return done;
-}
-
-function placesOf(service: TestService, id: string): string[] {
-  return [path.join(service.config.dataDir, 'partial', id), path.join(service.config.dataDir, 'files', id)];
-}
-
-/** A failed download keeps nothing: no partial work and no file (removed just after the status changes). */
-async function expectNothingLeft(service: TestService, id: string): Promise<void> {
-  const leftovers = () => placesOf(service, id).filter((place) => existsSync(place));
-  await waitFor(`the files of ${id} to be removed`, () => leftovers().length === 0, 2_000).catch(() => {});
-  expect(leftovers()).toEqual([]);
-}
+const download = (service: TestService, body: Record<string, unknown>) => downloadWhileProbing(service, body, { slowestProbeMs: SLOWEST_PROBE_MS });
 
 /** No stored file of `service` is the secret. */
 async function expectSecretNowhere(service: TestService): Promise<void> {
@@ -127,7 +105,7 @@ describe('declared content types', () => {
     const done = await download(app, { url, filename: `clip.${'a'.repeat(32)}!` });
 
     expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', retryable: false }, file: null });
-    await expectNothingLeft(app, done.id);
+    await expectNothingStored(app, done.id);
   });
 
   test('when a real MP4 is declared "video/x, text/html", then it is stored and served as video/mp4', async () => {
@@ -160,7 +138,7 @@ describe('segments that are not media', () => {
 
     expect(done).toMatchObject({ status: 'failed', token: null, download_url: null, file: null });
     expect(done.error!.code).toMatch(/^(unsupported_source|processing_failed)$/);
-    await expectNothingLeft(app, done.id);
+    await expectNothingStored(app, done.id);
     await expectSecretNowhere(app);
   });
 
@@ -193,7 +171,7 @@ describe('segments that are not media', () => {
     // Every segment was fetched: the refusal came after the fetch, where ffmpeg would have run.
     for (const name of [...segments, 'concat.aac']) expect(source.requestsFor(`${prefix}/${name}`).length).toBeGreaterThan(0);
     expect(largestBytes).toBeLessThanOrEqual(CAPPED_BYTES);
-    await expectNothingLeft(capped, done.id);
+    await expectNothingStored(capped, done.id);
   });
 });
 
@@ -219,7 +197,7 @@ describe('output larger than its input', () => {
       expect(done).toMatchObject({ status: 'failed', error: { code: 'source_too_large', retryable: false }, file: null });
       // The fetch passed: every segment was asked for again, for this download too.
       for (const name of names) expect(source.requestsFor(`/honest/fmp4/${name}`)).toHaveLength(2);
-      await expectNothingLeft(exact, done.id);
+      await expectNothingStored(exact, done.id);
     } finally {
       await exact.stop();
     }
@@ -247,8 +225,8 @@ describe('a download that ends elsewhere while it runs', () => {
       await waitFor('the source to send the whole file', () => source.requestsFor(routePath)[0]?.outcome === 'complete', 20_000);
       // The working directory goes when the file is moved into files/: from then on, only the file could stay.
       const [partial, file] = placesOf(app, id);
-      await waitFor('the worker to be done with the file', () => !existsSync(partial!) && !existsSync(file!), 5_000).catch(() => {});
-      expect([partial, file].filter((place) => existsSync(place!))).toEqual([]);
+      await waitFor('the worker to be done with the file', () => !existsSync(partial) && !existsSync(file), 5_000).catch(() => {});
+      expect([partial, file].filter((place) => existsSync(place))).toEqual([]);
       expect((await app.http.getDownload(id)).body).toMatchObject({ status: 'failed', file: null, token: null });
     } finally {
       const { slowestMs } = await responsiveness.stop();
@@ -298,7 +276,7 @@ describe('a full disk', () => {
     const done = await download(small, { url: source.content('/disk/too-big.mp4', big, { contentType: 'video/mp4' }) });
 
     expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'storage_full', retryable: false }, file: null });
-    await expectNothingLeft(small, done.id);
+    await expectNothingStored(small, done.id);
 
     const after = await download(small, { url: source.file('/disk/clip.mp4', mediaPath('clip.mp4')) });
     expect(after).toMatchObject({ status: 'completed', file: { size_bytes: (await stat(mediaPath('clip.mp4'))).size } });
@@ -310,7 +288,7 @@ describe('a full disk', () => {
     const done = await download(tiny, { url: serveHlsFixture(source, hls.ts, '/disk/hls') });
 
     expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'storage_full', retryable: false }, file: null });
-    await expectNothingLeft(tiny, done.id);
+    await expectNothingStored(tiny, done.id);
     expect(await readdir(path.join(tiny.config.dataDir, 'partial'))).toEqual([]);
   });
 });

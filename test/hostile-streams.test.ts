@@ -1,14 +1,11 @@
-import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import { loadConfig } from '../src/config/index.ts';
 import { DownloadError } from '../src/downloads/errors.ts';
 import { DocumentReader } from '../src/sources/documents/reader.ts';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
-import { watchResponsiveness } from './support/responsiveness.ts';
-import { waitFor } from './support/waiting.ts';
+import { downloadToEnd, downloadWhileProbing as probedDownload, expectNothingStored } from './support/outcomes.ts';
 
 // Playlists and manifests written to hurt: each asks the service to hold more than it should. The
 // download must fail with a clear code while the API keeps answering quickly, the process lives
@@ -23,35 +20,17 @@ beforeAll(async () => {
   [app, source] = await Promise.all([startTestService({ maxAttempts: 1, maxFileBytes: MAX_FILE_BYTES }), startFixtureServer()]);
   // The first download of a process pays once for what every later one reuses (the database
   // client prepares each query on its first use); the probes measure what hostile input costs.
-  const created = await app.http.createDownload({ url: source.file('/warm-up.mp4', mediaPath('clip.mp4')) });
-  await app.waitForStatus((created.body as Download).id, ['completed']);
+  await downloadToEnd(app, { url: source.file('/warm-up.mp4', mediaPath('clip.mp4')) });
 });
 
 afterAll(async () => {
   await Promise.all([source?.close(), app?.stop()]);
 });
 
-async function expectNothingStored(id: string): Promise<void> {
-  const leftovers = () => [path.join(app.config.dataDir, 'partial', id), path.join(app.config.dataDir, 'files', id)].filter((place) => existsSync(place));
-  await waitFor(`the files of ${id} to be removed`, () => leftovers().length === 0, 2_000).catch(() => {});
-  expect(leftovers()).toEqual([]);
-}
-
-/** Downloads `url` while probing the API; the outcome, once it has failed or completed. */
+/** Downloads `url` while probing the API; every download here fails, and must leave nothing behind. */
 async function downloadWhileProbing(url: string): Promise<Download> {
-  const probe = watchResponsiveness(app.service.url);
-  let done: Download;
-  try {
-    const created = await app.http.createDownload({ url });
-    expect(created.status).toBe(202);
-    done = await app.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
-  } finally {
-    const { slowestMs, probes, worstLoopDelayMs } = await probe.stop();
-    expect(probes).toBeGreaterThan(0);
-    expect(slowestMs).toBeLessThan(500);
-    expect(worstLoopDelayMs).toBeLessThan(200);
-  }
-  await expectNothingStored(done.id);
+  const done = await probedDownload(app, { url });
+  await expectNothingStored(app, done.id);
   return done;
 }
 

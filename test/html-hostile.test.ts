@@ -1,12 +1,9 @@
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { PageMedia } from '../src/sources/html/page-media.ts';
-import { startTestService, type Download, type TestService } from './support/api.ts';
+import { startTestService, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
-import { watchResponsiveness } from './support/responsiveness.ts';
-import { waitFor } from './support/waiting.ts';
+import { downloadToEnd, downloadWhileProbing, expectNothingStored } from './support/outcomes.ts';
 
 // Every byte of a page is an attacker's, up to the 8 MiB the service reads. Pages written to make
 // the media finder take quadratic time or recurse as deep as they nest: each must be read in well
@@ -165,8 +162,7 @@ describe('a hostile page through the API', () => {
     [app, source] = await Promise.all([startTestService({ maxAttempts: 1 }), startFixtureServer()]);
     // The first requests compile the contract's validators, in the service and in the test client
     // (some 400 ms on this event loop); an honest page first, so that the watch sees the hostile one.
-    const created = await app.http.createDownload({ url: source.content('/honest.html', '<title>No video here</title>', { contentType: 'text/html' }) });
-    await app.waitForStatus((created.body as Download).id, ['completed', 'failed']);
+    await downloadToEnd(app, { url: source.content('/honest.html', '<title>No video here</title>', { contentType: 'text/html' }) });
   });
 
   afterAll(async () => {
@@ -175,22 +171,9 @@ describe('a hostile page through the API', () => {
 
   test('when a client downloads an 8 MiB page of slashes, then it fails as unsupported_source while the API keeps answering, and nothing is stored', async () => {
     const url = source.content('/hostile/slashes.html', filled('/'), { contentType: 'text/html' });
-    const probe = watchResponsiveness(app.service.url);
-    let done: Download;
-    try {
-      const created = await app.http.createDownload({ url });
-      expect(created.status).toBe(202);
-      done = await app.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
-    } finally {
-      const { slowestMs, probes, worstLoopDelayMs } = await probe.stop();
-      expect(probes).toBeGreaterThan(0);
-      expect(slowestMs).toBeLessThan(500);
-      expect(worstLoopDelayMs).toBeLessThan(200);
-    }
+    const done = await downloadWhileProbing(app, { url });
     expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', retryable: false } });
     expect(source.requestsFor('/hostile/slashes.html')).toHaveLength(1);
-    const leftovers = () => ['partial', 'files'].map((place) => path.join(app.config.dataDir, place, done.id)).filter((place) => existsSync(place));
-    await waitFor(`the files of ${done.id} to be removed`, () => leftovers().length === 0, 2_000).catch(() => {});
-    expect(leftovers()).toEqual([]);
+    await expectNothingStored(app, done.id);
   });
 });

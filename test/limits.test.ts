@@ -1,11 +1,10 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { startTestService, type Download, type TestService } from './support/api.ts';
+import { startTestService, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
+import { downloadToEnd, expectNothingStored } from './support/outcomes.ts';
 import { waitFor, within } from './support/waiting.ts';
 
 const MAX_FILE_BYTES = 512 * 1024;
@@ -32,18 +31,7 @@ afterAll(async () => {
   if (failed) throw failed.reason;
 });
 
-async function download(app: TestService, url: string): Promise<Download> {
-  const created = await app.http.createDownload({ url });
-  expect(created.status).toBe(202);
-  return app.waitForStatus((created.body as Download).id, ['completed', 'failed']);
-}
-
-/** A failed download keeps nothing: no partial work and no file (removed just after the status changes). */
-async function expectNothingStored(app: TestService, id: string): Promise<void> {
-  const leftovers = () => [path.join(app.config.dataDir, 'partial', id), path.join(app.config.dataDir, 'files', id)].filter((place) => existsSync(place));
-  await waitFor(`the files of ${id} to be removed`, () => leftovers().length === 0, 2_000).catch(() => {});
-  expect(leftovers()).toEqual([]);
-}
+const download = (app: TestService, url: string) => downloadToEnd(app, { url });
 
 /** Resolves when `res` can take more, or when its client has gone. */
 async function drained(res: ServerResponse): Promise<void> {

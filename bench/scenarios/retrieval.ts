@@ -3,7 +3,6 @@ import type { CompletedDownload } from '../api.ts';
 import type { Bench } from '../context.ts';
 import { runLoad, type LoadResult } from '../load.ts';
 import { startNginx } from '../nginx.ts';
-import type { Server } from '../processes.ts';
 import { startStaticServer } from '../servers.ts';
 import { megabytes, megabytesPerSecond, median, perSecond, ratioAtLeast, row, type Row } from '../table.ts';
 import { takeTurns } from '../turns.ts';
