@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileTypeFromFile } from 'file-type';
-import { DownloadError } from '../src/downloads/errors.ts';
+import { DownloadError } from '../src/core/errors.ts';
 import { containerOfSniffed } from '../src/media/containers.ts';
 import { failureLine, resolveFfmpegPath, runFfmpeg } from '../src/media/ffmpeg.ts';
 import { fileUrl } from '../src/media/input.ts';

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { loadConfig } from '../src/config/index.ts';
-import { DownloadError } from '../src/downloads/errors.ts';
+import { DownloadError } from '../src/core/errors.ts';
 import { DocumentReader } from '../src/sources/documents/reader.ts';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';

@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DownloadError } from '../src/downloads/errors.ts';
+import { DownloadError } from '../src/core/errors.ts';
 import { fetchPlan } from '../src/sources/segmented/index.ts';
 import type { ByteRange, MediaPlan, SourceContext } from '../src/sources/types.ts';
 import { LocalStorage } from '../src/storage/local.ts';

@@ -1,13 +1,9 @@
 import type { components } from '../../generated/api.ts';
 import type { Download as Row } from '../../generated/prisma/client.ts';
-import { formatToken } from './token.ts';
+import { parseQuality } from '../core/quality.ts';
+import { formatToken } from '../core/token.ts';
 
 export type Download = components['schemas']['Download'];
-export type Quality = components['schemas']['Quality'];
-
-export function parseQuality(stored: string): Quality {
-  return stored === 'best' || stored === 'worst' ? stored : Number(stored);
-}
 
 /** The API's view of a row. `baseUrl` is the public origin (and BASE_PATH) that links are built on. */
 export function presentDownload(row: Row, baseUrl: string): Download {

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import type { Prisma } from '../db/prisma.ts';
-import { parseToken, secretMatches } from './token.ts';
+import { parseToken, secretMatches } from '../core/token.ts';
 
 export function findDownload(prisma: Prisma, id: string): Promise<Row | null> {
   return prisma.download.findUnique({ where: { id } });

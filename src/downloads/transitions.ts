@@ -1,12 +1,12 @@
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import type { Prisma } from '../db/prisma.ts';
-import type { DownloadError } from './errors.ts';
-import { newTokenSecret } from './token.ts';
+import type { DownloadError } from '../core/errors.ts';
+import { ACTIVE_STATUSES } from '../core/statuses.ts';
+import { newTokenSecret } from '../core/token.ts';
 
 // Every state change of a download, each guarded by the states it may come from, so that a late
 // or repeated job can never move a download backwards (a completed one back to downloading, say).
 
-const ACTIVE = ['queued', 'downloading', 'processing'] as const;
 
 /**
  * Starts a fetch attempt; null when the download is not waiting for one (finished, or unknown).
@@ -65,7 +65,7 @@ export type StoredFile = {
 export async function markCompleted(prisma: Prisma, id: string, file: StoredFile, ttlSeconds: number): Promise<boolean> {
   const now = new Date();
   const { count } = await prisma.download.updateMany({
-    where: { id, status: { in: [...ACTIVE] } },
+    where: { id, status: { in: [...ACTIVE_STATUSES] } },
     data: {
       status: 'completed',
       ...file,
@@ -91,14 +91,14 @@ export async function markCompleted(prisma: Prisma, id: string, file: StoredFile
 export async function markRetrying(prisma: Prisma, id: string, error: DownloadError | null): Promise<void> {
   const errorFields = error ? { errorCode: error.code, errorMessage: error.message, errorRetryable: true } : {};
   await prisma.download.updateMany({
-    where: { id, status: { in: [...ACTIVE] } },
+    where: { id, status: { in: [...ACTIVE_STATUSES] } },
     data: { status: 'queued', speedBytesPerSecond: null, ...errorFields },
   });
 }
 
 export async function markFailed(prisma: Prisma, id: string, error: DownloadError): Promise<void> {
   await prisma.download.updateMany({
-    where: { id, status: { in: [...ACTIVE] } },
+    where: { id, status: { in: [...ACTIVE_STATUSES] } },
     data: { status: 'failed', speedBytesPerSecond: null, errorCode: error.code, errorMessage: error.message, errorRetryable: error.retryable },
   });
 }
@@ -114,6 +114,6 @@ export async function expireDue(prisma: Prisma, now = new Date()): Promise<strin
 
 /** Of `ids`, those whose downloads are still running or waiting to (their working files matter). */
 export async function activeAmong(prisma: Prisma, ids: string[]): Promise<Set<string>> {
-  const rows = await prisma.download.findMany({ where: { id: { in: ids }, status: { in: [...ACTIVE] } }, select: { id: true } });
+  const rows = await prisma.download.findMany({ where: { id: { in: ids }, status: { in: [...ACTIVE_STATUSES] } }, select: { id: true } });
   return new Set(rows.map((row) => row.id));
 }

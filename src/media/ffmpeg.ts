@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { DownloadError } from '../downloads/errors.ts';
+import { DownloadError } from '../core/errors.ts';
 import { fileUrl } from './input.ts';
 
 // Finding the ffmpeg binary and running it. There is no ffprobe alongside the bundled static

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { DownloadError } from '../downloads/errors.ts';
+import { DownloadError } from '../core/errors.ts';
 import { detectContainer } from './container.ts';
 
 /** A local file as ffmpeg is to name it: with its protocol spelled out, so that no part of the name can be taken for another one. */

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { DownloadError } from '../downloads/errors.ts';
+import { DownloadError } from '../core/errors.ts';
 import { failureLine, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
 import { inputArgs } from './input.ts';
 

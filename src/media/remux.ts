@@ -1,6 +1,6 @@
 import { rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { DownloadError, storageFull } from '../downloads/errors.ts';
+import { DownloadError, storageFull } from '../core/errors.ts';
 import { MATROSKA, MP4, type Container } from './containers.ts';
 import { failureLine, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
 import { fileUrl, inputArgs } from './input.ts';

@@ -1,4 +1,4 @@
-import { DownloadError } from '../downloads/errors.ts';
+import { DownloadError } from '../core/errors.ts';
 import type { SourceContext } from './types.ts';
 
 /**

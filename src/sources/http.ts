@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Agent, errors, request, type Dispatcher } from 'undici';
-import { DownloadError } from '../downloads/errors.ts';
+import { DownloadError } from '../core/errors.ts';
 import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from './address-policy.ts';
 
 // One HTTP client for every source kind. Redirects are followed here, hop by hop, so that every

@@ -1,4 +1,4 @@
-import { DownloadError } from '../downloads/errors.ts';
+import { DownloadError } from '../core/errors.ts';
 import { detectContainer } from '../media/container.ts';
 import { MPEG_TS } from '../media/containers.ts';
 import { describe } from '../media/describe.ts';
@@ -11,7 +11,8 @@ import { planHls } from './hls/index.ts';
 import { discard, httpStatusError, readBody, type SourceResponse } from './http.ts';
 import { peek } from './peek.ts';
 import { fetchPlan } from './segmented/index.ts';
-import type { FetchedFile, MediaPlan, Quality, SourceContext } from './types.ts';
+import type { Quality } from '../core/quality.ts';
+import type { FetchedFile, MediaPlan, SourceContext } from './types.ts';
 
 // Any URL a client posts: what it is (a file, an HLS or DASH manifest, a page) is decided from the
 // response itself, its first bytes before its declared type, and a page is searched for the media

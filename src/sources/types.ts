@@ -45,6 +45,3 @@ export type Track = {
 
 /** What a manifest resolves to: the tracks to fetch and merge into one file. */
 export type MediaPlan = { tracks: Track[] };
-
-/** `best` (default), `worst`, or the largest acceptable height. */
-export type Quality = 'best' | 'worst' | number;

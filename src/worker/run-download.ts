@@ -1,12 +1,12 @@
 import type { Config } from '../config/index.ts';
 import type { Prisma } from '../db/prisma.ts';
-import { asDownloadError, DownloadError } from '../downloads/errors.ts';
+import { asDownloadError, DownloadError } from '../core/errors.ts';
+import { parseQuality } from '../core/quality.ts';
 import { fileNameFor } from '../downloads/filename.ts';
 import { markCompleted, markFailed, markProcessing, markRetrying, rememberSourceValidator, startAttempt, type StoredFile } from '../downloads/transitions.ts';
 import type { DocumentReader } from '../sources/documents/reader.ts';
 import type { SourceHttp } from '../sources/http.ts';
 import { fetchMedia } from '../sources/index.ts';
-import { parseQuality } from '../downloads/present.ts';
 import type { LocalStorage } from '../storage/local.ts';
 import { ProgressRecorder } from './progress.ts';
 

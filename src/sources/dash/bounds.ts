@@ -1,5 +1,5 @@
 import type { MpdElement, RepresentationInfo, TimelineEntry } from 'mpd-parser';
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 
 // mpd-parser turns a few bytes of XML into as many objects as the XML asks for: a SegmentTemplate
 // with endNumber="2000000000", a SegmentTimeline entry with r="1e12", BaseURLs repeated on every

@@ -1,5 +1,5 @@
 import type { ParsedAudioGroup, ParsedPlaylist } from 'mpd-parser';
-import type { Quality } from '../types.ts';
+import type { Quality } from '../../core/quality.ts';
 
 // Which Representations to fetch. Missing heights and bandwidths count as 0, so a manifest that
 // leaves them out still yields a choice instead of an error.

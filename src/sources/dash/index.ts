@@ -1,6 +1,7 @@
 import { inheritAttributes, stringToMpdXml, toM3u8, toPlaylists, type MpdElement, type ParsedManifest, type ParsedPlaylist } from 'mpd-parser';
-import { DownloadError } from '../../downloads/errors.ts';
-import type { MediaPlan, Quality, Track } from '../types.ts';
+import { DownloadError } from '../../core/errors.ts';
+import type { Quality } from '../../core/quality.ts';
+import type { MediaPlan, Track } from '../types.ts';
 import { refuseTooManyRepresentations, refuseTooManySegments } from './bounds.ts';
 import { chooseAudio, chooseVideo } from './choice.ts';
 import { refuseLive, refuseProtected } from './refusals.ts';

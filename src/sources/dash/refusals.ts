@@ -1,5 +1,5 @@
 import type { MpdElement } from 'mpd-parser';
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 
 // What the planner refuses, read from the XML itself: mpd-parser computes a live window instead
 // of saying the MPD is live, and it keeps ContentProtection only from AdaptationSets and only for

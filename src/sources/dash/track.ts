@@ -1,5 +1,5 @@
 import type { ParsedByteRange, ParsedPlaylist, ParsedSegment } from 'mpd-parser';
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 import type { ByteRange, Segment, Track } from '../types.ts';
 
 // From one Representation as mpd-parser resolved it to a Track. Two cases come back without

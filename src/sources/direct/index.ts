@@ -4,7 +4,7 @@ import { readFile, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 import { hashOfFile } from '../../storage/hash.ts';
 import { ByteMeter, tooLarge } from '../byte-meter.ts';
 import { contentLength, discard, httpStatusError, transportError, type SourceResponse } from '../http.ts';

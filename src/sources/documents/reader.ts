@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 import { DOCUMENT_NAMES, type DocumentKind, type DocumentReply, type DocumentRequests } from './requests.ts';
 
 // Playlists, manifests and pages are an attacker's text, and their parsers were written for honest

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../../downloads/errors.ts';
+import type { ErrorCode } from '../../core/errors.ts';
 import type { DashInput } from '../dash/index.ts';
 import type { HlsReading, HlsReadInput } from '../hls/read-playlist.ts';
 import type { PageMedia } from '../html/page-media.ts';

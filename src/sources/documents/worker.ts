@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 import { planDash } from '../dash/index.ts';
 import { readHlsPlaylist } from '../hls/read-playlist.ts';
 import { findMediaInPage } from '../html/page-media.ts';

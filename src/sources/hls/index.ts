@@ -1,6 +1,7 @@
 import type { DocumentReader } from '../documents/reader.ts';
 import type { SourceHttp } from '../http.ts';
-import type { MediaPlan, Quality, Track } from '../types.ts';
+import type { Quality } from '../../core/quality.ts';
+import type { MediaPlan, Track } from '../types.ts';
 import { fetchPlaylist } from './fetch-playlist.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { types } from 'hls-parser';
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 import type { SegmentKey } from '../types.ts';
 import { resolveUri } from './urls.ts';
 

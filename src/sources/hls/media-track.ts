@@ -1,5 +1,5 @@
 import type { types } from 'hls-parser';
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 import type { ByteRange, Segment, Track } from '../types.ts';
 import { segmentKey } from './keys.ts';
 import { resolveUri } from './urls.ts';

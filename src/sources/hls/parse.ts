@@ -1,5 +1,5 @@
 import { getOptions, parse, setOptions, type types } from 'hls-parser';
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 
 export type Playlist = types.MasterPlaylist | types.MediaPlaylist;
 

@@ -1,5 +1,6 @@
-import { DownloadError } from '../../downloads/errors.ts';
-import type { Quality, Track } from '../types.ts';
+import { DownloadError } from '../../core/errors.ts';
+import type { Quality } from '../../core/quality.ts';
+import type { Track } from '../types.ts';
 import { refuseDrm } from './keys.ts';
 import { trackFromMediaPlaylist } from './media-track.ts';
 import { parsePlaylist } from './parse.ts';

@@ -1,4 +1,4 @@
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 
 /** A playlist's URI made absolute against the URL the playlist was fetched from. */
 export function resolveUri(uri: string, base: string): string {

@@ -1,5 +1,5 @@
 import type { types } from 'hls-parser';
-import type { Quality } from '../types.ts';
+import type { Quality } from '../../core/quality.ts';
 
 // Quality picks among the variant streams by picture size first: bandwidth only separates variants
 // of the same size (several bitrates of 720p), and I-frame-only variants are for trick play.

@@ -1,4 +1,4 @@
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 import type { SourceHttp } from '../http.ts';
 
 const AES_128_KEY_BYTES = 16;

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DownloadError } from '../../downloads/errors.ts';
+import { DownloadError } from '../../core/errors.ts';
 
 /**
  * Runs `attempt` again after a short, doubling pause while it fails with a retryable error, so
