@@ -37,6 +37,17 @@ export function discard(response: SourceResponse): void {
   response.body.destroy();
 }
 
+/**
+ * The response, when its status is one the caller can read from (any 2xx unless it names them);
+ * any other answer lets go of its body and is thrown as the contract's error.
+ */
+export function requireStatus(response: SourceResponse, accepted?: readonly number[]): SourceResponse {
+  const readable = accepted ? accepted.includes(response.status) : response.status >= 200 && response.status < 300;
+  if (readable) return response;
+  discard(response);
+  throw httpStatusError(response.status);
+}
+
 type GetOptions = { headers?: Record<string, string>; signal?: AbortSignal };
 
 export class SourceHttp {
@@ -86,38 +97,9 @@ export class SourceHttp {
     }
   }
 
-  /** A small document (playlist, manifest, key, page) whole; a larger one is refused with `tooLarge`. */
-  async getBody(url: string, options: { signal: AbortSignal; maxBytes: number; tooLarge: string }): Promise<{ url: string; body: Buffer }> {
-    const response = await this.get(url, { signal: options.signal });
-    if (response.status < 200 || response.status >= 300) {
-      discard(response);
-      throw httpStatusError(response.status);
-    }
-    return { url: response.url, body: await readBody(response.body, options) };
-  }
-
   close(): Promise<void> {
     return this.agent.close();
   }
-}
-
-/** Reads a body that must stay below `maxBytes`, stopping as soon as it does not. */
-export async function readBody(
-  body: AsyncIterable<unknown>,
-  options: { signal: AbortSignal; maxBytes: number; tooLarge: string },
-): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      size += (chunk as Buffer).length;
-      if (size > options.maxBytes) throw new DownloadError('unsupported_source', options.tooLarge);
-      chunks.push(chunk as Buffer);
-    }
-  } catch (error) {
-    throw transportError(error, options.signal);
-  }
-  return Buffer.concat(chunks);
 }
 
 function flatten(headers: Dispatcher.ResponseData['headers']): Record<string, string | undefined> {
@@ -129,7 +111,7 @@ function blockedAddress(host: string): DownloadError {
 }
 
 /** A source answer that is not a success, as the contract's error: 5xx, 408 and 429 may pass. */
-export function httpStatusError(status: number): DownloadError {
+function httpStatusError(status: number): DownloadError {
   const retryable = status >= 500 || status === 408 || status === 429;
   return new DownloadError('source_http_error', `The source answered HTTP ${status}.`, retryable);
 }

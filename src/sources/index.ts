@@ -8,9 +8,10 @@ import { detectKind } from './detect.ts';
 import { fetchDirect, resumableDirect } from './direct/index.ts';
 import type { DocumentReader } from './documents/reader.ts';
 import { planHls } from './hls/index.ts';
-import { discard, httpStatusError, readBody, type SourceResponse } from './http.ts';
+import { discard, requireStatus, type SourceResponse } from './http.ts';
 import { peek } from './peek.ts';
 import { fetchPlan } from './segmented/index.ts';
+import { readDocument } from './small-bodies.ts';
 import type { Quality } from '../core/quality.ts';
 import type { FetchedFile, MediaPlan, SourceContext } from './types.ts';
 
@@ -31,8 +32,6 @@ export type FetchedMedia = FetchedFile & {
 };
 
 const HEAD_BYTES = 1024;
-const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
-const MAX_PAGE_BYTES = 8 * 1024 * 1024;
 /** Candidates of a page tried before giving up: the first usually works, the rest are fallbacks. */
 const MAX_PAGE_CANDIDATES = 5;
 
@@ -44,11 +43,7 @@ export async function fetchMedia(ctx: MediaContext): Promise<FetchedMedia> {
 }
 
 async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): Promise<FetchedMedia> {
-  const response = await ctx.http.get(url, { signal: ctx.signal });
-  if (response.status < 200 || response.status >= 300) {
-    discard(response);
-    throw httpStatusError(response.status);
-  }
+  const response = requireStatus(await ctx.http.get(url, { signal: ctx.signal }));
   const { head, body } = await peek(response.body, HEAD_BYTES);
   const opened: SourceResponse = { ...response, body };
   const kind = await detectKind({ url: response.url, contentType: response.headers['content-type'] ?? null, head });
@@ -57,15 +52,15 @@ async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): 
     case 'direct':
       return fromDirect(target, opened);
     case 'hls': {
-      const text = await readText(opened, ctx, MAX_MANIFEST_BYTES, 'HLS playlist');
+      const text = await readDocument(opened, 'hls', ctx.signal);
       return fromPlan(target, await planHls({ ...ctx, url: response.url, text }));
     }
     case 'dash': {
-      const text = await readText(opened, ctx, MAX_MANIFEST_BYTES, 'DASH manifest');
+      const text = await readDocument(opened, 'dash', ctx.signal);
       return fromPlan(target, await ctx.documents.dash({ url: response.url, text, quality: ctx.quality, maxSegments: ctx.maxSegments }, ctx.signal));
     }
     case 'html':
-      if (pagesAllowed) return fromPage(target, response.url, await readText(opened, ctx, MAX_PAGE_BYTES, 'page'));
+      if (pagesAllowed) return fromPage(target, response.url, await readDocument(opened, 'page', ctx.signal));
       break;
   }
   discard(opened);
@@ -134,9 +129,4 @@ async function fromPage(ctx: MediaContext, pageUrl: string, html: string): Promi
 
 function isCandidateFailure(error: DownloadError): boolean {
   return error.code === 'unsupported_source' || (error.code === 'source_http_error' && !error.retryable);
-}
-
-async function readText(response: SourceResponse, ctx: MediaContext, maxBytes: number, what: string): Promise<string> {
-  const body = await readBody(response.body, { signal: ctx.signal, maxBytes, tooLarge: `The ${what} at ${response.url} is larger than ${maxBytes} bytes.` });
-  return body.toString('utf8');
 }

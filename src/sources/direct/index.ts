@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../core/errors.ts';
 import { hashOfFile } from '../../storage/hash.ts';
 import { ByteMeter, tooLarge } from '../byte-meter.ts';
-import { contentLength, discard, httpStatusError, transportError, type SourceResponse } from '../http.ts';
+import { contentLength, discard, requireStatus, transportError, type SourceResponse } from '../http.ts';
 import type { FetchedFile, SourceContext } from '../types.ts';
 
 // A URL that is itself the media file. The body streams to disk (never whole in memory) and
@@ -53,10 +53,7 @@ export async function fetchDirect(ctx: SourceContext, opened?: SourceResponse): 
       response = await request(ctx, have);
     }
   }
-  if (response.status !== 200 && response.status !== 206) {
-    discard(response);
-    throw httpStatusError(response.status);
-  }
+  requireStatus(response, [200, 206]);
   if (have === 0) {
     await truncate(partial).catch(() => {});
     await writeFile(path.join(ctx.workDir, PARTIAL_SOURCE), ctx.url);

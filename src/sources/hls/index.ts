@@ -1,8 +1,8 @@
 import type { DocumentReader } from '../documents/reader.ts';
 import type { SourceHttp } from '../http.ts';
 import type { Quality } from '../../core/quality.ts';
+import { fetchDocument } from '../small-bodies.ts';
 import type { MediaPlan, Track } from '../types.ts';
-import { fetchPlaylist } from './fetch-playlist.ts';
 
 /**
  * The tracks an HLS playlist resolves to. `url` is where `text` was fetched from (after redirects):
@@ -23,7 +23,7 @@ export async function planHls(input: HlsInput): Promise<MediaPlan> {
 }
 
 async function loadTrack(input: HlsInput, url: string, kind: Track['kind']): Promise<Track> {
-  const fetched = await fetchPlaylist(input.http, url, input.signal);
+  const fetched = await fetchDocument(input.http, url, 'hls', input.signal);
   const reading = await input.documents.hls({ text: fetched.text, url: fetched.url, quality: input.quality, expect: kind, maxSegments: input.maxSegments }, input.signal);
   // Only a master can hand back anything but a track, and a master was not expected here.
   if (reading.type !== 'media') throw new Error('a playlist expected to be a media playlist was read as a master');

@@ -4,7 +4,7 @@ import { rename, rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../core/errors.ts';
-import { contentLength, discard, httpStatusError, transportError, type SourceHttp, type SourceResponse } from '../http.ts';
+import { contentLength, discard, requireStatus, transportError, type SourceHttp, type SourceResponse } from '../http.ts';
 import type { ByteRange } from '../types.ts';
 import type { KeyCache } from './keys.ts';
 import type { Piece } from './layout.ts';
@@ -51,11 +51,7 @@ export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
 
 /** The body to keep: a range the source did not honour (a 200 with the whole file) is cut out of it. */
 async function bodyOf(response: SourceResponse, range: ByteRange | undefined, meter: ByteMeter): Promise<AsyncIterable<Buffer>> {
-  const expectedStatus = range ? [200, 206] : [200];
-  if (!expectedStatus.includes(response.status)) {
-    discard(response);
-    throw httpStatusError(response.status);
-  }
+  requireStatus(response, range ? [200, 206] : [200]);
   if (!range) return response.body;
   if (response.status === 200) return slice(response.body, range, meter);
   const asked = `bytes ${range.offset}-${range.offset + range.length - 1}/`;

@@ -1,7 +1,10 @@
 import { DownloadError } from '../../core/errors.ts';
 import type { SourceHttp } from '../http.ts';
+import { fetchWhole, type BodyLimit } from '../small-bodies.ts';
 
 const AES_128_KEY_BYTES = 16;
+const notAKey = (url: string) => `The AES-128 key at ${url} is not ${AES_128_KEY_BYTES} bytes long.`;
+const AES_128_KEY: BodyLimit = { maxBytes: AES_128_KEY_BYTES, tooLarge: notAKey };
 
 /** AES-128 keys by URI: every segment of a stream usually shares one, fetched once. */
 export class KeyCache {
@@ -21,9 +24,8 @@ export class KeyCache {
   }
 
   private async fetchKey(uri: string, signal: AbortSignal): Promise<Buffer> {
-    const notAKey = `The AES-128 key at ${uri} is not ${AES_128_KEY_BYTES} bytes long.`;
-    const { body } = await this.http.getBody(uri, { signal, maxBytes: AES_128_KEY_BYTES, tooLarge: notAKey });
-    if (body.length !== AES_128_KEY_BYTES) throw new DownloadError('unsupported_source', notAKey);
+    const { body } = await fetchWhole(this.http, uri, AES_128_KEY, signal);
+    if (body.length !== AES_128_KEY_BYTES) throw new DownloadError('unsupported_source', notAKey(uri));
     return body;
   }
 }
