@@ -1,6 +1,7 @@
 import { inheritAttributes, stringToMpdXml, toM3u8, toPlaylists, type MpdElement, type ParsedManifest, type ParsedPlaylist } from 'mpd-parser';
 import { DownloadError } from '../../core/errors.ts';
 import type { Quality } from '../../core/quality.ts';
+import { codecList, isAudioCodec } from '../audio-codecs.ts';
 import type { MediaPlan, Track } from '../types.ts';
 import { refuseTooManyRepresentations, refuseTooManySegments } from './bounds.ts';
 import { chooseAudio, chooseVideo } from './choice.ts';
@@ -11,8 +12,6 @@ import { toTrack } from './track.ts';
 // audio, or one muxed track when the manifest has no separate audio. Needs no network (a
 // SegmentBase is fetched whole instead of reading its sidx) and is a pure function of its input:
 // it runs in the document reader's thread.
-
-const AUDIO_CODECS = /^(mp4a|ac-3|ec-3|ac-4|opus|vorbis|flac|mp3|dtsc|alac)/i;
 
 function unreadable(error: unknown): DownloadError {
   const reason = error instanceof Error ? error.message : String(error);
@@ -48,8 +47,8 @@ function read(input: DashInput): { mpd: MpdElement; manifest: ParsedManifest } {
 
 /** Video without separate audio is muxed unless its codecs say it carries no audio. */
 function soleTrackKind(video: ParsedPlaylist): Track['kind'] {
-  const codecs = video.attributes.CODECS?.split(',').map((codec) => codec.trim());
-  return !codecs || codecs.some((codec) => AUDIO_CODECS.test(codec)) ? 'muxed' : 'video';
+  const codecs = video.attributes.CODECS;
+  return codecs === undefined || codecList(codecs).some(isAudioCodec) ? 'muxed' : 'video';
 }
 
 export type DashInput = { url: string; text: string; quality: Quality; maxSegments: number };

@@ -1,15 +1,14 @@
 import type { types } from 'hls-parser';
 import type { Quality } from '../../core/quality.ts';
+import { codecList, isAudioCodec } from '../audio-codecs.ts';
 
 // Quality picks among the variant streams by picture size first: bandwidth only separates variants
 // of the same size (several bitrates of 720p), and I-frame-only variants are for trick play.
 
-const AUDIO_CODEC = /^(mp4a|ac-3|ec-3|opus|flac|alac|mp3)(\.|$)/i;
-
 function isAudioOnly(variant: types.Variant): boolean {
   if (variant.resolution) return false;
-  const codecs = (variant.codecs ?? '').split(',').map((codec) => codec.trim()).filter(Boolean);
-  return codecs.length > 0 && codecs.every((codec) => AUDIO_CODEC.test(codec));
+  const codecs = codecList(variant.codecs ?? '');
+  return codecs.length > 0 && codecs.every(isAudioCodec);
 }
 
 /** Ascending: height, then width, then bandwidth. A variant without RESOLUTION ranks as the smallest. */
