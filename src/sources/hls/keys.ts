@@ -1,24 +1,17 @@
 import type { types } from 'hls-parser';
 import { DownloadError } from '../../core/errors.ts';
+import { keySystemName } from '../key-systems.ts';
 import type { SegmentKey } from '../types.ts';
 import { resolveUri } from './urls.ts';
 
 // Whole-segment AES-128 is plain encryption with a key anyone holding the playlist may fetch, so it
 // is decrypted; every other method or key system is DRM, which this service does not circumvent.
 
-const DRM_SYSTEMS: Record<string, string> = {
-  'com.apple.streamingkeydelivery': 'FairPlay',
-  'urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed': 'Widevine',
-  'com.microsoft.playready': 'PlayReady',
-  'urn:uuid:9a04f079-9840-4286-ab92-e65be0885f95': 'PlayReady',
-};
-
 /** Throws `drm_protected` for any key that is neither METHOD=NONE nor AES-128 with the identity key format. */
 export function refuseDrm(key: types.Key): void {
   const format = key.format ?? 'identity';
   if (format !== 'identity') {
-    const system = DRM_SYSTEMS[format.toLowerCase()];
-    throw new DownloadError('drm_protected', `The stream is protected by ${system ?? 'DRM'} (KEYFORMAT="${format}"); DRM-protected streams are not supported.`);
+    throw new DownloadError('drm_protected', `The stream is protected by ${keySystemName(format) ?? 'DRM'} (KEYFORMAT="${format}"); DRM-protected streams are not supported.`);
   }
   if (key.method !== 'NONE' && key.method !== 'AES-128') {
     throw new DownloadError('drm_protected', `The stream is encrypted with METHOD=${key.method}, a DRM scheme; DRM-protected streams are not supported.`);
