@@ -556,7 +556,6 @@ export const DownloadScalarFieldEnum = {
   errorMessage: 'errorMessage',
   errorRetryable: 'errorRetryable',
   attempts: 'attempts',
-  leaseExpiresAt: 'leaseExpiresAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   startedAt: 'startedAt',
