@@ -46,8 +46,12 @@ export class LocalStorage {
     await rm(this.filePath(id), { force: true });
   }
 
-  async size(filePath: string): Promise<number> {
-    return stat(filePath).then((s) => s.size, () => 0);
+  /** A file's size; null when there is no file, which an empty one must not be mistaken for. */
+  async size(filePath: string): Promise<number | null> {
+    return stat(filePath).then(
+      (stats) => stats.size,
+      () => null,
+    );
   }
 
   /** Ids that have a working directory. */

@@ -8,7 +8,7 @@ import type { FetchedFile, MediaPlan, SourceContext, Track } from '../types.ts';
 import { fetchPiece, type PieceDeps } from './fetch-piece.ts';
 import { joinTrack } from './join.ts';
 import { KeyCache } from './keys.ts';
-import { knownSize, layOut, sizeOnDisk, unfinished, type Piece, type TrackLayout } from './layout.ts';
+import { knownSize, layOut, unfinished, type Piece, type TrackLayout } from './layout.ts';
 import { ByteMeter, tooLarge } from '../byte-meter.ts';
 import { withRetries } from './retry.ts';
 
@@ -41,7 +41,7 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
 
   const total = knownSize(tracks.flatMap((track) => track.pieces));
   if (total !== null && total > ctx.maxFileBytes) throw tooLarge(ctx.maxFileBytes, total);
-  const todo = await unfinished(tracks);
+  const todo = await unfinished(tracks, ctx.storage);
   const meter = new ByteMeter(ctx, total, todo.doneBytes);
   const keys = new KeyCache(ctx.http);
   const pool = { concurrency: options.concurrency ?? 8, signal: ctx.signal };
@@ -49,7 +49,7 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
   await fetchAll(todo.pieces.filter((piece) => piece.init), pool, { http: ctx.http, keys, meter });
   await fetchAll(todo.pieces.filter((piece) => !piece.init), pool, { http: ctx.http, keys, meter });
   for (const track of tracks) {
-    if ((await sizeOnDisk(track.file)) === null) await joinTrack(track, ctx.signal);
+    if ((await ctx.storage.size(track.file)) === null) await joinTrack(track, ctx.signal);
   }
 
   await ctx.processing();

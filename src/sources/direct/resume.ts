@@ -1,0 +1,98 @@
+import { readFile, truncate, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { contentLength, discard, requireStatus, type SourceResponse } from '../http.ts';
+import type { SourceContext } from '../types.ts';
+
+// A retry after a reset or a crash continues from the bytes already on disk with a Range request,
+// guarded by If-Range so that a changed file starts over instead of splicing. This decides which
+// response the rest of the file comes from, and where in the file its body starts.
+
+const PARTIAL = 'direct.part';
+/** The URL the partial file comes from, which is not the download's URL when that was a page. */
+const PARTIAL_SOURCE = 'direct.url';
+
+export type Resumption = {
+  response: SourceResponse;
+  /** Where in the file the body starts: the bytes on disk, or 0 when the file starts over. */
+  from: number;
+  /** The whole file's length, when the source says it. */
+  total: number | null;
+  /** Every byte is on disk already: the body was let go, and the response tells only the file's type. */
+  complete: boolean;
+};
+
+/** Where a direct download is written, and where a retry finds what an earlier attempt wrote. */
+export function partialFile(ctx: SourceContext): string {
+  return path.join(ctx.workDir, PARTIAL);
+}
+
+/** The URL an earlier attempt left bytes of, to resume from; null when there are none. */
+export async function resumableDirect(ctx: SourceContext): Promise<string | null> {
+  if (!(await ctx.storage.size(partialFile(ctx)))) return null;
+  return readFile(path.join(ctx.workDir, PARTIAL_SOURCE), 'utf8').catch(() => null);
+}
+
+/**
+ * The response to read ctx.url from. `opened` is a response to a plain GET of it that the caller
+ * already has (it looked at the first bytes to know the URL is a file); it serves when there is
+ * nothing to resume.
+ */
+export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse): Promise<Resumption> {
+  let have = (await ctx.storage.size(partialFile(ctx))) ?? 0;
+  if (opened && have > 0) discard(opened);
+  let response = opened && have === 0 ? opened : await request(ctx, have);
+
+  if (have > 0 && response.status === 416) {
+    // Everything was on disk already (a crash between the last byte and the rename) or the file shrank.
+    const total = totalFromContentRange(response.headers['content-range']);
+    discard(response);
+    if (total === have) return { response, from: have, total, complete: true };
+    have = 0;
+    response = await request(ctx, have);
+  }
+  if (have > 0 && (response.status !== 206 || startOfContentRange(response.headers['content-range']) !== have)) {
+    // The source ignored the range, or the file changed (If-Range): start again from zero.
+    have = 0;
+    if (response.status !== 200) {
+      discard(response);
+      response = await request(ctx, have);
+    }
+  }
+  requireStatus(response, [200, 206]);
+  if (have === 0) await startOver(ctx, response);
+  const total = response.status === 206 ? totalFromContentRange(response.headers['content-range']) : contentLength(response);
+  return { response, from: have, total, complete: false };
+}
+
+/** Empties the partial file and remembers what a later attempt resumes from: this URL, this version of its file. */
+async function startOver(ctx: SourceContext, response: SourceResponse): Promise<void> {
+  await truncate(partialFile(ctx)).catch(() => {});
+  await writeFile(path.join(ctx.workDir, PARTIAL_SOURCE), ctx.url);
+  await ctx.rememberValidator(resumeValidator(response.headers));
+}
+
+function request(ctx: SourceContext, from: number): Promise<SourceResponse> {
+  const headers: Record<string, string> = {};
+  if (from > 0) {
+    headers.range = `bytes=${from}-`;
+    if (ctx.validator) headers['if-range'] = ctx.validator;
+  }
+  return ctx.http.get(ctx.url, { headers, signal: ctx.signal });
+}
+
+/** A strong ETag or else Last-Modified: what If-Range accepts. */
+function resumeValidator(headers: SourceResponse['headers']): string | null {
+  const etag = headers.etag;
+  if (etag && !etag.startsWith('W/')) return etag;
+  return headers['last-modified'] ?? null;
+}
+
+function startOfContentRange(value: string | undefined): number | null {
+  const match = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(value ?? '');
+  return match ? Number(match[1]) : null;
+}
+
+function totalFromContentRange(value: string | undefined): number | null {
+  const match = /\/(\d+)$/.exec(value ?? '');
+  return match ? Number(match[1]) : null;
+}
