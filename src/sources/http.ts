@@ -30,6 +30,13 @@ export function contentLength(response: SourceResponse): number | null {
   return Number.isSafeInteger(value) && value >= 0 ? value : null;
 }
 
+/** Throws when a body ended before the length it was declared to have: the connection broke, a retry may get it all. */
+export function requireWholeBody(response: SourceResponse, received: number, expected: number | null): void {
+  if (expected !== null && received !== expected) {
+    throw new DownloadError('source_unreachable', `The source closed the connection after ${received} of ${expected} bytes of ${response.url}.`, true);
+  }
+}
+
 /** Lets go of a body that is not wanted (an error page, a response that will be asked for again). */
 export function discard(response: SourceResponse): void {
   // Destroying it is the point; the abort error it then emits is not news to anyone.

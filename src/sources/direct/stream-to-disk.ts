@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DownloadError } from '../../core/errors.ts';
 import { hashOfFile } from '../../storage/hash.ts';
 import { ByteMeter, tooLarge } from '../byte-meter.ts';
-import { discard, transportError } from '../http.ts';
+import { discard, requireWholeBody, transportError } from '../http.ts';
 import type { SourceContext } from '../types.ts';
 import type { Resumption } from './resume.ts';
 
@@ -41,8 +40,6 @@ export async function streamToDisk(ctx: SourceContext, file: string, { response,
   } catch (error) {
     throw transportError(error, ctx.signal);
   }
-  if (total !== null && meter.bytes !== total) {
-    throw new DownloadError('source_unreachable', `The source closed the connection after ${meter.bytes} of ${total} bytes.`, true);
-  }
+  requireWholeBody(response, meter.bytes, total);
   return { sizeBytes: meter.bytes, sha256: hash.digest('hex') };
 }

@@ -4,7 +4,7 @@ import { rename, rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../core/errors.ts';
-import { contentLength, discard, requireStatus, transportError, type SourceHttp, type SourceResponse } from '../http.ts';
+import { contentLength, discard, requireStatus, requireWholeBody, transportError, type SourceHttp, type SourceResponse } from '../http.ts';
 import type { ByteRange } from '../types.ts';
 import type { KeyCache } from './keys.ts';
 import type { Piece } from './layout.ts';
@@ -35,9 +35,7 @@ export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
   const part = `${piece.file}.part`;
   try {
     await pipeline(body, count, decrypt, createWriteStream(part), { signal });
-    if (expected !== null && received !== expected) {
-      throw new DownloadError('source_unreachable', `The source closed the connection after ${received} of ${expected} bytes of ${piece.url}.`, true);
-    }
+    requireWholeBody(response, received, expected);
     await rename(part, piece.file);
   } catch (error) {
     meter.remove(received);
