@@ -2,6 +2,7 @@ import { inheritAttributes, stringToMpdXml, toM3u8, toPlaylists, type MpdElement
 import { DownloadError } from '../../core/errors.ts';
 import type { Quality } from '../../core/quality.ts';
 import { codecList, isAudioCodec } from '../audio-codecs.ts';
+import { unreadable } from '../documents/requests.ts';
 import type { MediaPlan, Track } from '../types.ts';
 import { refuseTooManyRepresentations, refuseTooManySegments } from './bounds.ts';
 import { chooseAudio, chooseVideo } from './choice.ts';
@@ -13,17 +14,12 @@ import { toTrack } from './track.ts';
 // SegmentBase is fetched whole instead of reading its sidx) and is a pure function of its input:
 // it runs in the document reader's thread.
 
-function unreadable(error: unknown): DownloadError {
-  const reason = error instanceof Error ? error.message : String(error);
-  return new DownloadError('unsupported_source', `The DASH manifest could not be read (${reason}).`);
-}
-
 /** `step()`, with any failure of the parser itself reported as an unreadable manifest. */
 function parsing<T>(step: () => T): T {
   try {
     return step();
   } catch (error) {
-    throw unreadable(error);
+    throw unreadable('dash', error);
   }
 }
 
