@@ -85,6 +85,13 @@ test('when an MPD points its segments at file: URLs, then the download fails as 
   expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', message: expect.stringMatching(/file: URL/) } });
 });
 
+test('when an MPD resolves its segments to something that is not a URL, then the download fails as unsupported_source', async () => {
+  // mpd-parser resolves a segment against a data: BaseURL to a bare path ("/s1.m4s").
+  const text = mpd('<Representation id="v" bandwidth="1"><BaseURL>data:,x</BaseURL><SegmentTemplate media="s$Number$.m4s" duration="1"/></Representation>');
+  const done = await downloadWhileProbing(dash('not-a-url', text));
+  expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', message: expect.stringMatching(/not a URL/) } });
+});
+
 test('when a 16 MiB HLS playlist lists 1.3 million segments, then the download fails as source_too_large without blocking the API', async () => {
   const lines = ['#EXTM3U', '#EXT-X-TARGETDURATION:1', '#EXT-X-PLAYLIST-TYPE:VOD'];
   while (lines.length < 1_300_000) lines.push('#EXTINF:1,', 's.ts');

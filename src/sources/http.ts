@@ -77,8 +77,9 @@ export class SourceHttp {
     for (let hop = 0; ; hop++) {
       // What is private on its face (an address literal needs no lookup, so the lookup's check
       // would never see it) is refused before any connection, on every hop.
-      const target = new URL(current);
-      // A manifest or a redirect may name any scheme; only the web is fetched from.
+      // A manifest or a redirect may name anything, a URL of any scheme or none; only the web is fetched from.
+      const target = URL.canParse(current) ? new URL(current) : null;
+      if (!target) throw new DownloadError('unsupported_source', `The source refers to ${JSON.stringify(current.slice(0, 200))}, which is not a URL.`);
       if (target.protocol !== 'http:' && target.protocol !== 'https:') {
         throw new DownloadError('unsupported_source', `The source refers to a ${target.protocol} URL, which is not fetched.`);
       }
