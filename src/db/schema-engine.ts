@@ -1,12 +1,10 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
-import { bindMigrationAwareSqlAdapterFactory } from '@prisma/driver-adapter-utils';
 import type { MigrationList, SchemaEngine } from '@prisma/schema-engine-wasm';
 import * as bg from '@prisma/schema-engine-wasm/schema_engine_bg';
 import { projectRoot } from '../config/paths.ts';
+import { schemaEngineAdapter } from './schema-engine-adapter.ts';
 
 // Prisma's own schema engine, compiled to WebAssembly, so that migrations run offline: the Prisma
 // CLI would download a native engine first. The package's entry imports the .wasm as an ES module,
@@ -15,6 +13,10 @@ import { projectRoot } from '../config/paths.ts';
 export const schemaPath = path.join(projectRoot, 'prisma/schema.prisma');
 export const migrationsDir = path.join(projectRoot, 'prisma/migrations');
 
+const require = createRequire(import.meta.url);
+/** The engine itself, beside the JS glue (`schema_engine_bg.js`) it was built with. */
+export const schemaEngineWasmPath = path.join(path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg')), 'schema_engine_bg.wasm');
+
 let loaded: Promise<typeof bg> | undefined;
 
 // Node has WebAssembly; the Node typings of this TypeScript version do not declare it.
@@ -22,44 +24,13 @@ const wasmRuntime = (globalThis as unknown as {
   WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: unknown } }> };
 }).WebAssembly;
 
-const CHAR_OID = 18;
-const TEXT_OID = 25;
-
 /**
- * The engine reads the catalogs, whose one-byte `"char"` columns the Prisma pg adapter has no
- * mapping for; they are handed over as text, which is what they hold.
+ * The engine's glue module, wired to its instantiated WebAssembly. test/migrations.test.ts checks
+ * what this relies on, which a Prisma upgrade may change.
  */
-function relabelCatalogChars<R extends pg.QueryResult>(result: R): R {
-  for (const field of result.fields ?? []) if (field.dataTypeID === CHAR_OID) field.dataTypeID = TEXT_OID;
-  return result;
-}
-
-// The adapter only uses the promise forms; pg's own callback calls pass through untouched.
-class SchemaEnginePool extends pg.Pool {
-  override query(...args: unknown[]): never {
-    const result = (super.query as (...a: unknown[]) => unknown).apply(this, args);
-    return (result instanceof Promise ? result.then(relabelCatalogChars) : result) as never;
-  }
-
-  override connect(...args: unknown[]): never {
-    const result = (super.connect as (...a: unknown[]) => unknown).apply(this, args);
-    if (!(result instanceof Promise)) return result as never;
-    return result.then((client: pg.PoolClient) => {
-      const query = client.query.bind(client) as (...a: unknown[]) => unknown;
-      client.query = ((...queryArgs: unknown[]) => {
-        const queried = query(...queryArgs);
-        return queried instanceof Promise ? queried.then(relabelCatalogChars) : queried;
-      }) as never;
-      return client;
-    }) as never;
-  }
-}
-
-function loadWasm(): Promise<typeof bg> {
+export function loadSchemaEngine(): Promise<typeof bg> {
   loaded ??= (async () => {
-    const require = createRequire(import.meta.url);
-    const wasmPath = path.join(path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg')), 'schema_engine_bg.wasm');
-    const { instance } = await wasmRuntime.instantiate(await readFile(wasmPath), { './schema_engine_bg.js': withUnrefTimers(bg) });
+    const { instance } = await wasmRuntime.instantiate(await readFile(schemaEngineWasmPath), { './schema_engine_bg.js': withUnrefTimers(bg) });
     const exports = instance.exports as unknown as Parameters<typeof bg.__wbg_set_wasm>[0] & { __wbindgen_start(): void };
     bg.__wbg_set_wasm(exports);
     exports.__wbindgen_start();
@@ -84,16 +55,15 @@ function withUnrefTimers(imports: typeof bg): Record<string, unknown> {
 
 /** Runs `use` with a schema engine connected to `databaseUrl`, and frees it afterwards. */
 export async function withSchemaEngine<T>(databaseUrl: string, use: (engine: SchemaEngine) => Promise<T>): Promise<T> {
-  const wasm = await loadWasm();
+  const wasm = await loadSchemaEngine();
   const schema = await readFile(schemaPath, 'utf8');
-  const pool = new SchemaEnginePool({ connectionString: databaseUrl, max: 2 });
-  const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPg(pool));
+  const { adapter, end } = schemaEngineAdapter(databaseUrl);
   const engine = await wasm.SchemaEngine.new({ datamodels: [[schemaPath, schema]] }, () => {}, adapter);
   try {
     return await use(engine);
   } finally {
     engine.free();
-    await pool.end();
+    await end();
   }
 }
 
