@@ -20,6 +20,11 @@ describe('configuration', () => {
     expect(config).toMatchObject({ port: 8080, apiKeys: ['a', 'b', 'c'], allowPrivateAddresses: true, publicBaseUrl: 'https://v.example.com' });
   });
 
+  test('when DOWNLOAD_TIMEOUT_SECONDS is past 6 hours and within what pg-boss allows a job, then it is taken', () => {
+    expect(loadConfig({ DOWNLOAD_TIMEOUT_SECONDS: '36000' }).downloadTimeoutSeconds).toBe(36000);
+    expect(loadConfig({ DOWNLOAD_TIMEOUT_SECONDS: '86100' }).downloadTimeoutSeconds).toBe(86100);
+  });
+
   test.each([
     ['PORT', 'eighty'],
     ['DATABASE_URL', 'mysql://localhost/db'],
@@ -27,6 +32,8 @@ describe('configuration', () => {
     ['ALLOW_PRIVATE_ADDRESSES', 'yes please'],
     ['BASE_PATH', 'api/'],
     ['PUBLIC_BASE_URL', 'ftp://example.com'],
+    // A day: a download's job must outlive it, and pg-boss lets a job run 24 hours at most.
+    ['DOWNLOAD_TIMEOUT_SECONDS', '86400'],
   ])('when %s is %p, then start fails with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}:`));

@@ -27,6 +27,10 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
+// A killed worker's claim on its download holds until its lease runs out (30 s after its last
+// renewal), so the next process takes the download over only then.
+const TAKEOVER_MS = 60_000;
+
 function startProcess(env: Record<string, string> = {}) {
   return spawnServiceProcess({
     DATABASE_URL: database.url,
@@ -69,7 +73,7 @@ test('when the process is killed with SIGKILL mid-download and restarted on the 
   expect(existsSync(orphan)).toBe(false);
   expect((await stat(partialFile)).size).toBeGreaterThanOrEqual(kept);
 
-  const done = await second.waitForStatus(id, ['completed'], 45_000);
+  const done = await second.waitForStatus(id, ['completed'], TAKEOVER_MS);
   const expected = await sha256File(mediaPath('big.mp4'));
   expect(done.file?.sha256).toBe(expected);
   expect(await sha256File(path.join(dataDir, 'files', id))).toBe(expected);
@@ -80,7 +84,7 @@ test('when the process is killed with SIGKILL mid-download and restarted on the 
   // Only what had left the source but not reached the disk when the process died is fetched twice.
   const sent = requests.reduce((sum, request) => sum + request.bytesSent, 0);
   expect(sent - size).toBeLessThanOrEqual(sentBeforeKill - kept);
-}, 60_000);
+}, 90_000);
 
 test('when every attempt a download may have ends with its process killed, then the restarted service fails it as processing_failed instead of running it again', async () => {
   const size = (await stat(mediaPath('big.mp4'))).size;
@@ -95,10 +99,10 @@ test('when every attempt a download may have ends with its process killed, then 
   await first.kill('SIGKILL');
 
   const second = await startProcess({ MAX_ATTEMPTS: '1' });
-  const done = await second.waitForStatus(id, ['failed', 'completed'], 45_000);
+  const done = await second.waitForStatus(id, ['failed', 'completed'], TAKEOVER_MS);
   expect(done).toMatchObject({ status: 'failed', attempts: 2, error: { code: 'processing_failed', retryable: false } });
   // The second attempt fetched nothing: it failed before reaching the source.
   expect(source.requestsFor('/killer.mp4')).toHaveLength(1);
   await waitFor('the working files to go', () => !existsSync(path.join(dataDir, 'partial', id)));
   await second.kill('SIGTERM');
-}, 60_000);
+}, 90_000);

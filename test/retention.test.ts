@@ -7,6 +7,7 @@ import { startService, type Service } from '../src/service.ts';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
+import { jobsOf, openQueue } from './support/queue.ts';
 
 // The sweep runs when a worker starts (and on a schedule at every full minute, too rare to wait
 // for), so each step restarts the service on the same database, data dir and port.
@@ -62,4 +63,35 @@ test('when a file outlives FILE_TTL_SECONDS, then its token answers 410 and the 
   const file = await app.http.getFile(notDue.token!);
   expect(file.status).toBe(200);
   expect(file.body.equals(await readFile(mediaPath('clip.mp4')))).toBe(true);
+});
+
+test('when the queue no longer holds the job of a download that waits to run, then the sweep fails it with internal_error and leaves downloads whose jobs live alone', async () => {
+  // No worker: the jobs stay queued while the test takes some of them away.
+  await restart({ role: 'api' });
+  const create = async (routePath: string) => {
+    const created = await app.http.createDownload({ url: source.file(routePath, mediaPath('clip.mp4')) });
+    return (created.body as Download).id;
+  };
+  const deleted = await create('/deleted-job.mp4');
+  const cancelled = await create('/cancelled-job.mp4');
+  const kept = await create('/kept-job.mp4');
+  const boss = await openQueue(app.config.databaseUrl!);
+  try {
+    const [deletedJob] = await jobsOf(app.config.databaseUrl!, deleted);
+    const [cancelledJob] = await jobsOf(app.config.databaseUrl!, cancelled);
+    await boss.deleteJob('download', deletedJob!.id);
+    await boss.cancel('download', cancelledJob!.id);
+  } finally {
+    await boss.stop({ graceful: false });
+  }
+
+  await restart({});
+  for (const id of [deleted, cancelled]) {
+    const lost = (await app.http.getDownload(id)).body as Download;
+    expect(lost).toMatchObject({ status: 'failed', error: { code: 'internal_error', retryable: false } });
+    expect(lost.error?.message).toMatch(/queue lost the job/);
+  }
+  await app.waitForStatus(kept, ['completed']);
+  expect(source.requestsFor('/deleted-job.mp4')).toHaveLength(0);
+  expect(source.requestsFor('/cancelled-job.mp4')).toHaveLength(0);
 });

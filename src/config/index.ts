@@ -1,6 +1,7 @@
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { MAX_DOWNLOAD_TIMEOUT_SECONDS } from '../queue/expiry.ts';
 
 // Every setting comes from the environment and is checked once, at start, so that a bad value stops
 // the process with a message naming the variable instead of failing later in a download.
@@ -46,7 +47,9 @@ const schema = z.object({
   FFMPEG_PATH: z.string().min(1).optional(),
   SOURCE_CONNECT_TIMEOUT_SECONDS: int(1, 600).default(15),
   SOURCE_IDLE_TIMEOUT_SECONDS: int(1, 3600).default(30),
-  DOWNLOAD_TIMEOUT_SECONDS: int(1).default(6 * 3600),
+  DOWNLOAD_TIMEOUT_SECONDS: int(1)
+    .max(MAX_DOWNLOAD_TIMEOUT_SECONDS, `must be at most ${MAX_DOWNLOAD_TIMEOUT_SECONDS}: a download's job must outlive it, and pg-boss lets a job run 24 hours at most`)
+    .default(6 * 3600),
   MAX_ATTEMPTS: int(1, 100).default(5),
   RETRY_DELAY_SECONDS: int(1, 3600).default(2),
   RATE_LIMIT_PER_MINUTE: int(0).default(120),

@@ -1,9 +1,7 @@
-import { fromPrisma, type PgBoss } from 'pg-boss';
-import type { Prisma as Generated, Download as Row } from '../../generated/prisma/client.ts';
-import type { Prisma } from '../db/prisma.ts';
-import { DOWNLOAD_QUEUE, type DownloadJob } from '../queue/index.ts';
-
-export type NewDownload = Generated.DownloadCreateManyInput;
+import type { PgBoss } from 'pg-boss';
+import type { Download as Row } from '../../generated/prisma/client.ts';
+import { enqueueDownloads } from '../queue/index.ts';
+import type { DownloadRepository, NewDownload } from './repository.ts';
 
 type Waiting = { data: NewDownload; resolve(row: Row): void; reject(error: unknown): void };
 
@@ -20,7 +18,7 @@ export class CreateBatcher {
   private readonly waiting: Waiting[] = [];
   private inFlight = 0;
 
-  constructor(private readonly deps: { prisma: Prisma; boss: PgBoss }) {}
+  constructor(private readonly deps: { downloads: DownloadRepository; boss: PgBoss }) {}
 
   add(data: NewDownload): Promise<Row> {
     return new Promise((resolve, reject) => {
@@ -55,11 +53,7 @@ export class CreateBatcher {
   }
 
   private write(data: NewDownload[]): Promise<Row[]> {
-    return this.deps.prisma.$transaction(async (tx) => {
-      const rows = await tx.download.createManyAndReturn({ data });
-      const jobs = rows.map((row) => ({ data: { download_id: row.id } satisfies DownloadJob }));
-      await this.deps.boss.insert(DOWNLOAD_QUEUE, jobs, { db: fromPrisma(tx) });
-      return rows;
-    });
+    const ids = (rows: Row[]) => rows.map((row) => row.id);
+    return this.deps.downloads.insertMany(data, (rows, tx) => enqueueDownloads(this.deps.boss, ids(rows), tx));
   }
 }

@@ -2,9 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import type { components } from '../../generated/api.ts';
 import type { Download as Row } from '../../generated/prisma/client.ts';
-import { isUniqueViolation, type Prisma } from '../db/prisma.ts';
-import { CreateBatcher, type NewDownload } from './create-batch.ts';
+import { isUniqueViolation } from '../db/prisma.ts';
+import { CreateBatcher } from './create-batch.ts';
 import { cleanFileName } from './filename.ts';
+import type { DownloadRepository, NewDownload } from './repository.ts';
 
 export type CreateDownloadInput = components['schemas']['CreateDownload'];
 
@@ -27,7 +28,7 @@ function requestHash(input: CreateDownloadInput): string {
 export class DownloadCreator {
   private readonly batch: CreateBatcher;
 
-  constructor(private readonly deps: { prisma: Prisma; boss: PgBoss }) {
+  constructor(private readonly deps: { downloads: DownloadRepository; boss: PgBoss }) {
     this.batch = new CreateBatcher(deps);
   }
 
@@ -46,7 +47,7 @@ export class DownloadCreator {
 
   /** What an earlier request with this key created, or the conflict when its body differed. */
   private async replay(idempotencyKey: string, requestHash: string): Promise<CreateResult | null> {
-    const existing = await this.deps.prisma.download.findUnique({ where: { idempotencyKey } });
+    const existing = await this.deps.downloads.findByIdempotencyKey(idempotencyKey);
     if (!existing) return null;
     return existing.requestHash === requestHash ? { kind: 'replayed', row: existing } : { kind: 'key_conflict' };
   }

@@ -1,27 +1,32 @@
-import { PgBoss } from 'pg-boss';
+import { fromPrisma, PgBoss, type Queue } from 'pg-boss';
 import type { Config } from '../config/index.ts';
+import { downloadJobExpirySeconds } from './expiry.ts';
 
-// The queue lives in the same PostgreSQL as the downloads (schema "pgboss"), so that a download
-// row and its job are written in one transaction.
+// The queue lives in the same PostgreSQL as the downloads, so that a download row and its job are
+// written in one transaction.
 
 export const DOWNLOAD_QUEUE = 'download';
 export type DownloadJob = { download_id: string };
 
-export async function startQueue(databaseUrl: string, config: Config): Promise<PgBoss> {
-  const boss = new PgBoss({
-    connectionString: databaseUrl,
-    // Workers wake on NOTIFY the moment a job is created; polling stays as the fallback.
-    useListenNotify: true,
-    // Only the API-only role has no scheduler work to do.
-    schedule: config.role !== 'api',
-    // The pass that fails jobs whose worker stopped sending heartbeats (a crash, kill -9): often
-    // enough that a crashed download resumes within seconds of a restart, not minutes.
-    superviseIntervalSeconds: 5,
-    monitorIntervalSeconds: 5,
-  });
-  boss.on('error', (error: Error) => console.error('[queue]', error.message));
-  await boss.start();
-  await boss.createQueue(DOWNLOAD_QUEUE, {
+const SCHEMA = 'pgboss';
+/** Where pg-boss keeps the jobs of every queue that is not partitioned, as ours are not. */
+export const JOB_TABLE = `${SCHEMA}.job`;
+/** The states of a job that pg-boss will still run: waiting, waiting to be retried, running. */
+export const LIVE_JOB_STATES = ['created', 'retry', 'active'];
+
+type QueueSettings = Omit<Queue, 'name' | 'policy' | 'partition' | 'deadLetter'>;
+
+/**
+ * Creates the queue, or brings the one an earlier start created to `settings`: createQueue does
+ * nothing to a queue that exists. Jobs take the queue's settings when they are queued.
+ */
+export async function ensureQueue(boss: PgBoss, name: string, settings: QueueSettings): Promise<void> {
+  await boss.createQueue(name, settings);
+  await boss.updateQueue(name, settings);
+}
+
+function downloadQueueSettings(config: Config): QueueSettings {
+  return {
     notify: true,
     // Our own `attempts` decides when a download has failed for good (MAX_ATTEMPTS); pg-boss only
     // has to keep retrying until then, so its limit leaves room for runs cut short by a shutdown.
@@ -30,9 +35,33 @@ export async function startQueue(databaseUrl: string, config: Config): Promise<P
     retryBackoff: true,
     retryDelayMax: 300,
     // A worker that dies (kill -9, lost machine) stops its heartbeats; its job is retried then,
-    // instead of after the expiry, which has to allow for hours-long transfers.
+    // instead of at the expiry, which has to allow for the longest download.
     heartbeatSeconds: 10,
-    expireInSeconds: 6 * 3600,
+    expireInSeconds: downloadJobExpirySeconds(config.downloadTimeoutSeconds),
+  };
+}
+
+export async function startQueue(databaseUrl: string, config: Config): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: databaseUrl,
+    schema: SCHEMA,
+    // Workers wake on NOTIFY the moment a job is created; polling stays as the fallback.
+    useListenNotify: true,
+    // Only the API-only role has no scheduler work to do.
+    schedule: config.role !== 'api',
+    // The pass that fails jobs whose worker stopped sending heartbeats (a crash, kill -9): often
+    // enough that a crashed download resumes soon after a restart, not minutes later.
+    superviseIntervalSeconds: 5,
+    monitorIntervalSeconds: 5,
   });
+  boss.on('error', (error: Error) => console.error('[queue]', error.message));
+  await boss.start();
+  await ensureQueue(boss, DOWNLOAD_QUEUE, downloadQueueSettings(config));
   return boss;
+}
+
+/** Queues one job for each download, in the transaction `tx` that writes their rows. */
+export async function enqueueDownloads(boss: PgBoss, ids: string[], tx: Parameters<typeof fromPrisma>[0]): Promise<void> {
+  const jobs = ids.map((id) => ({ data: { download_id: id } satisfies DownloadJob }));
+  await boss.insert(DOWNLOAD_QUEUE, jobs, { db: fromPrisma(tx) });
 }

@@ -1,12 +1,16 @@
 import type { PgBoss } from 'pg-boss';
+import type { Prisma } from '../db/prisma.ts';
+import { DownloadRepository } from '../downloads/repository.ts';
 import { DOWNLOAD_QUEUE, type DownloadJob } from '../queue/index.ts';
 import { startRetention, EXPIRE_QUEUE } from './retention.ts';
-import { runDownload, ShutdownError, type WorkerDeps } from './run-download.ts';
+import { runDownload, ShutdownError, type DownloadDeps } from './run-download.ts';
 
+export type WorkerDeps = Omit<DownloadDeps, 'downloads'> & { prisma: Prisma };
 export type Worker = { stop(): Promise<void> };
 
 /** Consumes the download queue, WORKER_CONCURRENCY jobs at a time in this process. */
-export async function startWorker(boss: PgBoss, deps: WorkerDeps): Promise<Worker> {
+export async function startWorker(boss: PgBoss, { prisma, ...rest }: WorkerDeps): Promise<Worker> {
+  const deps: DownloadDeps = { ...rest, downloads: new DownloadRepository(prisma) };
   await startRetention(boss, deps);
   const running = new Set<AbortController>();
   await boss.work<DownloadJob>(

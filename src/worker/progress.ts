@@ -1,5 +1,4 @@
-import { recordProgress } from '../downloads/transitions.ts';
-import type { Prisma } from '../db/prisma.ts';
+import type { Attempt } from '../downloads/attempt.ts';
 
 const INTERVAL_MS = 500;
 
@@ -12,10 +11,7 @@ export class ProgressRecorder {
   private lastBytes = 0;
   private pending: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly prisma: Prisma,
-    private readonly id: string,
-  ) {}
+  constructor(private readonly attempt: Attempt) {}
 
   report(downloadedBytes: number, totalBytes: number | null): void {
     const now = Date.now();
@@ -39,7 +35,7 @@ export class ProgressRecorder {
 
   private write(downloadedBytes: number, totalBytes: number | null, speedBytesPerSecond: number | null): void {
     this.pending = this.pending
-      .then(() => recordProgress(this.prisma, this.id, { downloadedBytes, totalBytes, speedBytesPerSecond }))
+      .then(() => this.attempt.recordProgress({ downloadedBytes, totalBytes, speedBytesPerSecond }))
       .catch((error: unknown) => console.error('[worker] progress write failed', error));
   }
 }

@@ -1,34 +1,42 @@
 import type { PgBoss } from 'pg-boss';
-import type { Prisma } from '../db/prisma.ts';
-import { activeAmong, expireDue } from '../downloads/transitions.ts';
+import { DownloadError } from '../core/errors.ts';
+import type { DownloadRepository } from '../downloads/repository.ts';
+import { ensureQueue } from '../queue/index.ts';
 import type { LocalStorage } from '../storage/local.ts';
 
-// Files live FILE_TTL_SECONDS: a pg-boss schedule sweeps every minute (one worker of the cluster
-// takes each run), marks what is due `expired` (its token then answers 410) and deletes its file.
+// A pg-boss schedule sweeps every minute (one worker of the cluster takes each run): files live
+// FILE_TTL_SECONDS, so what is due becomes `expired` (its token then answers 410) and its file goes;
+// and a download whose job pg-boss no longer holds would wait for ever, so it fails.
 
 export const EXPIRE_QUEUE = 'expire-downloads';
 
-type RetentionDeps = { prisma: Prisma; storage: LocalStorage };
+type RetentionDeps = { downloads: DownloadRepository; storage: LocalStorage };
 
-async function sweepExpired(deps: RetentionDeps): Promise<number> {
-  const ids = await expireDue(deps.prisma);
-  await Promise.all(ids.map((id) => deps.storage.removeFile(id)));
-  return ids.length;
+const jobLost = new DownloadError(
+  'internal_error',
+  'The queue lost the job of this download (it gave up retrying it, or the job was deleted), so the download would never run again; it is not tried again.',
+);
+
+async function sweep(deps: RetentionDeps): Promise<void> {
+  const expired = await deps.downloads.expireDue();
+  await Promise.all(expired.map((id) => deps.storage.removeFile(id)));
+  const lost = await deps.downloads.failWithoutJob(jobLost);
+  await Promise.all(lost.map((id) => deps.storage.discardWork(id)));
 }
 
 /** Working directories left by downloads that are no longer running: deleted rows, or ended ones. */
 async function removeOrphanedWork(deps: RetentionDeps): Promise<void> {
   const ids = await deps.storage.workIds();
-  const active = await activeAmong(deps.prisma, ids.filter((id) => /^[0-9a-f-]{36}$/.test(id)));
+  const active = await deps.downloads.activeAmong(ids.filter((id) => /^[0-9a-f-]{36}$/.test(id)));
   await Promise.all(ids.filter((id) => !active.has(id)).map((id) => deps.storage.discardWork(id)));
 }
 
 export async function startRetention(boss: PgBoss, deps: RetentionDeps): Promise<void> {
   await removeOrphanedWork(deps);
-  await sweepExpired(deps);
-  await boss.createQueue(EXPIRE_QUEUE, { retryLimit: 0 });
+  await sweep(deps);
+  await ensureQueue(boss, EXPIRE_QUEUE, { retryLimit: 0 });
   await boss.schedule(EXPIRE_QUEUE, '* * * * *');
   await boss.work(EXPIRE_QUEUE, async () => {
-    await sweepExpired(deps);
+    await sweep(deps);
   });
 }

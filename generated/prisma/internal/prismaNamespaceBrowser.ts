@@ -96,6 +96,7 @@ export const DownloadScalarFieldEnum = {
   errorMessage: 'errorMessage',
   errorRetryable: 'errorRetryable',
   attempts: 'attempts',
+  leaseExpiresAt: 'leaseExpiresAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   startedAt: 'startedAt',

@@ -74,6 +74,7 @@ export type DownloadMinAggregateOutputType = {
   errorMessage: string | null
   errorRetryable: boolean | null
   attempts: number | null
+  leaseExpiresAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
   startedAt: Date | null
@@ -106,6 +107,7 @@ export type DownloadMaxAggregateOutputType = {
   errorMessage: string | null
   errorRetryable: boolean | null
   attempts: number | null
+  leaseExpiresAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
   startedAt: Date | null
@@ -138,6 +140,7 @@ export type DownloadCountAggregateOutputType = {
   errorMessage: number
   errorRetryable: number
   attempts: number
+  leaseExpiresAt: number
   createdAt: number
   updatedAt: number
   startedAt: number
@@ -194,6 +197,7 @@ export type DownloadMinAggregateInputType = {
   errorMessage?: true
   errorRetryable?: true
   attempts?: true
+  leaseExpiresAt?: true
   createdAt?: true
   updatedAt?: true
   startedAt?: true
@@ -226,6 +230,7 @@ export type DownloadMaxAggregateInputType = {
   errorMessage?: true
   errorRetryable?: true
   attempts?: true
+  leaseExpiresAt?: true
   createdAt?: true
   updatedAt?: true
   startedAt?: true
@@ -258,6 +263,7 @@ export type DownloadCountAggregateInputType = {
   errorMessage?: true
   errorRetryable?: true
   attempts?: true
+  leaseExpiresAt?: true
   createdAt?: true
   updatedAt?: true
   startedAt?: true
@@ -377,6 +383,7 @@ export type DownloadGroupByOutputType = {
   errorMessage: string | null
   errorRetryable: boolean | null
   attempts: number
+  leaseExpiresAt: Date | null
   createdAt: Date
   updatedAt: Date
   startedAt: Date | null
@@ -432,6 +439,7 @@ export type DownloadWhereInput = {
   errorMessage?: Prisma.StringNullableFilter<"Download"> | string | null
   errorRetryable?: Prisma.BoolNullableFilter<"Download"> | boolean | null
   attempts?: Prisma.IntFilter<"Download"> | number
+  leaseExpiresAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Download"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Download"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
@@ -464,6 +472,7 @@ export type DownloadOrderByWithRelationInput = {
   errorMessage?: Prisma.SortOrderInput | Prisma.SortOrder
   errorRetryable?: Prisma.SortOrderInput | Prisma.SortOrder
   attempts?: Prisma.SortOrder
+  leaseExpiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -499,6 +508,7 @@ export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   errorMessage?: Prisma.StringNullableFilter<"Download"> | string | null
   errorRetryable?: Prisma.BoolNullableFilter<"Download"> | boolean | null
   attempts?: Prisma.IntFilter<"Download"> | number
+  leaseExpiresAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Download"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Download"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
@@ -531,6 +541,7 @@ export type DownloadOrderByWithAggregationInput = {
   errorMessage?: Prisma.SortOrderInput | Prisma.SortOrder
   errorRetryable?: Prisma.SortOrderInput | Prisma.SortOrder
   attempts?: Prisma.SortOrder
+  leaseExpiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -571,6 +582,7 @@ export type DownloadScalarWhereWithAggregatesInput = {
   errorMessage?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   errorRetryable?: Prisma.BoolNullableWithAggregatesFilter<"Download"> | boolean | null
   attempts?: Prisma.IntWithAggregatesFilter<"Download"> | number
+  leaseExpiresAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Download"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Download"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Download"> | Date | string
   startedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Download"> | Date | string | null
@@ -603,6 +615,7 @@ export type DownloadCreateInput = {
   errorMessage?: string | null
   errorRetryable?: boolean | null
   attempts?: number
+  leaseExpiresAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -635,6 +648,7 @@ export type DownloadUncheckedCreateInput = {
   errorMessage?: string | null
   errorRetryable?: boolean | null
   attempts?: number
+  leaseExpiresAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -667,6 +681,7 @@ export type DownloadUpdateInput = {
   errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
+  leaseExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -699,6 +714,7 @@ export type DownloadUncheckedUpdateInput = {
   errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
+  leaseExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -731,6 +747,7 @@ export type DownloadCreateManyInput = {
   errorMessage?: string | null
   errorRetryable?: boolean | null
   attempts?: number
+  leaseExpiresAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   startedAt?: Date | string | null
@@ -763,6 +780,7 @@ export type DownloadUpdateManyMutationInput = {
   errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
+  leaseExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -795,6 +813,7 @@ export type DownloadUncheckedUpdateManyInput = {
   errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
   attempts?: Prisma.IntFieldUpdateOperationsInput | number
+  leaseExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -827,6 +846,7 @@ export type DownloadCountOrderByAggregateInput = {
   errorMessage?: Prisma.SortOrder
   errorRetryable?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
+  leaseExpiresAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
@@ -870,6 +890,7 @@ export type DownloadMaxOrderByAggregateInput = {
   errorMessage?: Prisma.SortOrder
   errorRetryable?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
+  leaseExpiresAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
@@ -902,6 +923,7 @@ export type DownloadMinOrderByAggregateInput = {
   errorMessage?: Prisma.SortOrder
   errorRetryable?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
+  leaseExpiresAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
@@ -1011,6 +1033,7 @@ export type DownloadSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   errorMessage?: boolean
   errorRetryable?: boolean
   attempts?: boolean
+  leaseExpiresAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   startedAt?: boolean
@@ -1043,6 +1066,7 @@ export type DownloadSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   errorMessage?: boolean
   errorRetryable?: boolean
   attempts?: boolean
+  leaseExpiresAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   startedAt?: boolean
@@ -1075,6 +1099,7 @@ export type DownloadSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   errorMessage?: boolean
   errorRetryable?: boolean
   attempts?: boolean
+  leaseExpiresAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   startedAt?: boolean
@@ -1107,13 +1132,14 @@ export type DownloadSelectScalar = {
   errorMessage?: boolean
   errorRetryable?: boolean
   attempts?: boolean
+  leaseExpiresAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   startedAt?: boolean
   completedAt?: boolean
 }
 
-export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "callbackUrl" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "tokenSecret" | "sourceValidator" | "expiresAt" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
+export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "callbackUrl" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "tokenSecret" | "sourceValidator" | "expiresAt" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
 
 export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Download"
@@ -1144,6 +1170,7 @@ export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     errorMessage: string | null
     errorRetryable: boolean | null
     attempts: number
+    leaseExpiresAt: Date | null
     createdAt: Date
     updatedAt: Date
     startedAt: Date | null
@@ -1596,6 +1623,7 @@ export interface DownloadFieldRefs {
   readonly errorMessage: Prisma.FieldRef<"Download", 'String'>
   readonly errorRetryable: Prisma.FieldRef<"Download", 'Boolean'>
   readonly attempts: Prisma.FieldRef<"Download", 'Int'>
+  readonly leaseExpiresAt: Prisma.FieldRef<"Download", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"Download", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Download", 'DateTime'>
   readonly startedAt: Prisma.FieldRef<"Download", 'DateTime'>

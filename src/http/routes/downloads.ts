@@ -4,7 +4,7 @@ import type { Config } from '../../config/index.ts';
 import type { Prisma } from '../../db/prisma.ts';
 import { DownloadCreator } from '../../downloads/create.ts';
 import { presentDownload } from '../../downloads/present.ts';
-import { findDownload } from '../../downloads/read.ts';
+import { DownloadRepository } from '../../downloads/repository.ts';
 import { AddressPolicy } from '../../sources/address-policy.ts';
 import { HttpProblem } from '../problem.ts';
 import { sendJson, type RequestBody } from '../typed.ts';
@@ -37,7 +37,8 @@ function parseHttpUrl(value: string, field: string): URL {
 export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   const router = Router();
   const addresses = new AddressPolicy(deps.config.allowPrivateAddresses);
-  const creator = new DownloadCreator(deps);
+  const downloads = new DownloadRepository(deps.prisma);
+  const creator = new DownloadCreator({ downloads, boss: deps.boss });
 
   router.post('/downloads', async (req, res) => {
     const body = req.body as RequestBody<'/downloads', 'post'>;
@@ -57,7 +58,7 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   });
 
   router.get('/downloads/:download_uuid', async (req, res) => {
-    const row = await findDownload(deps.prisma, req.params.download_uuid);
+    const row = await downloads.find(req.params.download_uuid);
     if (!row) throw new HttpProblem(404, `No download with id ${req.params.download_uuid}.`);
     sendJson(res, ['/downloads/{download_uuid}', 'get'], 200, presentDownload(row, publicBase(req, deps.config)));
   });

@@ -3,6 +3,7 @@ import { Router, type Response } from 'express';
 import type { Prisma } from '../../db/prisma.ts';
 import { servedType } from '../../media/containers.ts';
 import { TokenLookup } from '../../downloads/read.ts';
+import { DownloadRepository } from '../../downloads/repository.ts';
 import type { LocalStorage } from '../../storage/local.ts';
 import { HttpProblem } from '../problem.ts';
 
@@ -15,7 +16,7 @@ const FILE_HEADERS = ['Content-Type', 'Content-Disposition', 'ETag', 'Last-Modif
  */
 export function fileRoutes(deps: { prisma: Prisma; storage: LocalStorage }): Router {
   const router = Router();
-  const tokens = new TokenLookup(deps.prisma);
+  const tokens = new TokenLookup(new DownloadRepository(deps.prisma));
 
   router.get('/download/:token', async (req, res, next) => {
     const row = await tokens.find(req.params.token);

@@ -1,0 +1,204 @@
+import { Prisma as Sql, type Prisma as Generated, type Download as Row } from '../../generated/prisma/client.ts';
+import type { Prisma } from '../db/prisma.ts';
+import type { DownloadError } from '../core/errors.ts';
+import { ACTIVE_STATUSES, type DownloadStatus } from '../core/statuses.ts';
+import { DOWNLOAD_QUEUE, JOB_TABLE, LIVE_JOB_STATES } from '../queue/index.ts';
+
+// Every read and write of the downloads table. Each state change is guarded by the states it may
+// come from, so that a late or repeated job can never move a download backwards (a completed one
+// back to downloading, say); the changes an attempt makes are guarded by its claim as well.
+
+export type NewDownload = Generated.DownloadCreateManyInput;
+type Transaction = Generated.TransactionClient;
+
+/** One claimed attempt: the download and the attempt number its claim gave it. */
+export type AttemptKey = { id: string; number: number };
+
+export type Claim =
+  | { kind: 'claimed'; row: Row; afterCrash: boolean }
+  /** Another attempt's lease on it has not run out. */
+  | { kind: 'held' }
+  /** Finished, or unknown: there is nothing to attempt. */
+  | { kind: 'ended' };
+
+export type Progress = { downloadedBytes: number; totalBytes: number | null; speedBytesPerSecond: number | null };
+
+export type CompletedFile = {
+  fileName: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  durationSeconds: number | null;
+  width: number | null;
+  height: number | null;
+  tokenSecret: string;
+  completedAt: Date;
+  expiresAt: Date;
+};
+
+const ACTIVE: DownloadStatus[] = [...ACTIVE_STATUSES];
+/** An attempt holds its download while the download is in one of these. */
+const RUNNING = ACTIVE.filter((status) => status !== 'queued');
+
+/** `RETURNING *` names columns as the table does; each field is its column's name in camelCase. */
+function toRow(columns: Record<string, unknown>): Row {
+  return Object.fromEntries(Object.entries(columns).map(([name, value]) => [name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()), value])) as Row;
+}
+
+function ids(rows: { id: string }[]): string[] {
+  return rows.map((row) => row.id);
+}
+
+export class DownloadRepository {
+  constructor(private readonly prisma: Prisma) {}
+
+  find(id: string): Promise<Row | null> {
+    return this.prisma.download.findUnique({ where: { id } });
+  }
+
+  findByIdempotencyKey(idempotencyKey: string): Promise<Row | null> {
+    return this.prisma.download.findUnique({ where: { idempotencyKey } });
+  }
+
+  /** Inserts the rows and, in the same transaction, what `alongside` writes through it (their jobs). */
+  insertMany(data: NewDownload[], alongside: (rows: Row[], tx: Transaction) => Promise<void>): Promise<Row[]> {
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.download.createManyAndReturn({ data });
+      await alongside(rows, tx);
+      return rows;
+    });
+  }
+
+  /**
+   * Starts the next attempt, leased for `leaseSeconds`, unless another attempt's lease still holds.
+   * `afterCrash` says the attempt before never recorded an outcome: its process died.
+   */
+  async claim(id: string, leaseSeconds: number): Promise<Claim> {
+    const now = new Date();
+    const [claimed] = await this.prisma.$queryRaw<({ previous: DownloadStatus } & Record<string, unknown>)[]>`
+      UPDATE downloads d
+         SET status = 'downloading', attempts = d.attempts + 1, started_at = COALESCE(d.started_at, ${now}),
+             speed_bytes_per_second = NULL, lease_expires_at = now() + make_interval(secs => ${leaseSeconds}), updated_at = ${now}
+        FROM (SELECT id, status AS previous FROM downloads WHERE id = ${id}::uuid FOR UPDATE) before
+       WHERE d.id = before.id AND d.status = ANY(${ACTIVE}::download_status[])
+         AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= now())
+   RETURNING d.*, before.previous`;
+    if (claimed) {
+      const { previous, ...columns } = claimed;
+      return { kind: 'claimed', row: toRow(columns), afterCrash: previous !== 'queued' };
+    }
+    const row = await this.find(id);
+    return row && ACTIVE.includes(row.status) ? { kind: 'held' } : { kind: 'ended' };
+  }
+
+  /** False once the attempt no longer holds its download. Dates come from the database's clock, as the claim's do. */
+  async renewLease(attempt: AttemptKey, leaseSeconds: number): Promise<boolean> {
+    const count = await this.prisma.$executeRaw`
+      UPDATE downloads SET lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
+       WHERE id = ${attempt.id}::uuid AND attempts = ${attempt.number} AND status = ANY(${RUNNING}::download_status[])`;
+    return count === 1;
+  }
+
+  async recordProgress(attempt: AttemptKey, progress: Progress): Promise<void> {
+    await this.prisma.download.updateMany({
+      where: { id: attempt.id, attempts: attempt.number, status: 'downloading' },
+      data: {
+        downloadedBytes: BigInt(progress.downloadedBytes),
+        totalBytes: progress.totalBytes === null ? null : BigInt(progress.totalBytes),
+        speedBytesPerSecond: progress.speedBytesPerSecond,
+      },
+    });
+  }
+
+  async rememberSourceValidator(attempt: AttemptKey, validator: string | null): Promise<void> {
+    await this.prisma.download.updateMany({ where: this.held(attempt), data: { sourceValidator: validator } });
+  }
+
+  async markProcessing(attempt: AttemptKey): Promise<void> {
+    await this.prisma.download.updateMany({
+      where: { id: attempt.id, attempts: attempt.number, status: 'downloading' },
+      data: { status: 'processing', speedBytesPerSecond: null },
+    });
+  }
+
+  async markCompleted(attempt: AttemptKey, file: CompletedFile): Promise<boolean> {
+    const { count } = await this.prisma.download.updateMany({
+      where: this.held(attempt),
+      data: {
+        status: 'completed',
+        ...file,
+        sizeBytes: BigInt(file.sizeBytes),
+        downloadedBytes: BigInt(file.sizeBytes),
+        totalBytes: BigInt(file.sizeBytes),
+        speedBytesPerSecond: null,
+        leaseExpiresAt: null,
+        errorCode: null,
+        errorMessage: null,
+        errorRetryable: null,
+      },
+    });
+    return count === 1;
+  }
+
+  /**
+   * Back to the queue, after a transient failure (whose error stays visible until the next outcome)
+   * or because the attempt was interrupted (null: the last error, if any, is kept).
+   */
+  async markRetrying(attempt: AttemptKey, error: DownloadError | null): Promise<void> {
+    const errorFields = error ? { errorCode: error.code, errorMessage: error.message, errorRetryable: true } : {};
+    await this.prisma.download.updateMany({
+      where: this.held(attempt),
+      data: { status: 'queued', speedBytesPerSecond: null, leaseExpiresAt: null, ...errorFields },
+    });
+  }
+
+  /** False when the attempt no longer held its download, so nothing of it may be cleaned up. */
+  async markFailed(attempt: AttemptKey, error: DownloadError): Promise<boolean> {
+    const { count } = await this.prisma.download.updateMany({
+      where: this.held(attempt),
+      data: { status: 'failed', speedBytesPerSecond: null, leaseExpiresAt: null, errorCode: error.code, errorMessage: error.message, errorRetryable: error.retryable },
+    });
+    return count === 1;
+  }
+
+  /**
+   * Fails the downloads that wait for or run an attempt that will never come: pg-boss holds no job
+   * for them any more (it gave up, or the job was deleted). One whose lease still holds is left to
+   * the attempt running it. Returns their ids.
+   */
+  async failWithoutJob(error: DownloadError, now = new Date()): Promise<string[]> {
+    return ids(
+      await this.prisma.$queryRaw<{ id: string }[]>`
+        UPDATE downloads d
+           SET status = 'failed', error_code = ${error.code}, error_message = ${error.message}, error_retryable = ${error.retryable},
+               speed_bytes_per_second = NULL, lease_expires_at = NULL, updated_at = ${now}
+         WHERE d.status = ANY(${ACTIVE}::download_status[])
+           AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= now())
+           AND NOT EXISTS (
+                 SELECT 1 FROM ${Sql.raw(JOB_TABLE)} j
+                  WHERE j.name = ${DOWNLOAD_QUEUE} AND j.state::text = ANY(${LIVE_JOB_STATES}) AND j.data->>'download_id' = d.id::text)
+     RETURNING d.id`,
+    );
+  }
+
+  /** Completed downloads whose time is up become `expired`; returns their ids, for their files to go. */
+  async expireDue(now = new Date()): Promise<string[]> {
+    return ids(
+      await this.prisma.$queryRaw<{ id: string }[]>`
+        UPDATE downloads SET status = 'expired', updated_at = ${now}
+         WHERE status = 'completed' AND expires_at <= ${now}
+     RETURNING id`,
+    );
+  }
+
+  /** Of `ids`, those whose downloads are still running or waiting to (their working files matter). */
+  async activeAmong(candidates: string[]): Promise<Set<string>> {
+    const rows = await this.prisma.download.findMany({ where: { id: { in: candidates }, status: { in: ACTIVE } }, select: { id: true } });
+    return new Set(ids(rows));
+  }
+
+  /** The rows an attempt may still write: its claim is the latest, and no outcome has been recorded. */
+  private held(attempt: AttemptKey): Generated.DownloadWhereInput {
+    return { id: attempt.id, attempts: attempt.number, status: { in: RUNNING } };
+  }
+}

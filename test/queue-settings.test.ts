@@ -1,0 +1,54 @@
+import { startService, type Service } from '../src/service.ts';
+import { startTestService, type Download, type TestService } from './support/api.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { mediaPath } from './support/media.ts';
+import { jobsOf, query } from './support/queue.ts';
+
+// pg-boss copies a queue's settings into each job as it is queued, and createQueue leaves a queue
+// that exists as it was: the settings of a start must reach the queue row itself.
+
+let app: TestService;
+let restarted: Service;
+let source: FixtureServer;
+
+type QueueRow = { retry_limit: number; retry_delay: number; expire_seconds: number };
+
+async function downloadQueue(): Promise<QueueRow> {
+  const [row] = await query<QueueRow>(app.config.databaseUrl!, "SELECT retry_limit, retry_delay, expire_seconds FROM pgboss.queue WHERE name = 'download'");
+  return row!;
+}
+
+beforeAll(async () => {
+  app = await startTestService({ maxAttempts: 1, retryDelaySeconds: 1 });
+  source = await startFixtureServer();
+});
+
+afterAll(async () => {
+  await restarted?.stop();
+  await source?.close();
+  await app?.stop();
+});
+
+test('when a queue created by an earlier start had other settings, then the next start brings it to the configuration', async () => {
+  const first = await downloadQueue();
+  await app.service.stop();
+  restarted = await startService({ ...app.config, port: Number(new URL(app.service.url).port), maxAttempts: 3, retryDelaySeconds: 5, downloadTimeoutSeconds: 36_000 });
+
+  const now = await downloadQueue();
+  // MAX_ATTEMPTS, plus room for attempts cut short by a shutdown.
+  expect(now.retry_limit).toBe(6);
+  expect(now.retry_limit).toBeGreaterThan(first.retry_limit);
+  expect(now.retry_delay).toBe(5);
+  expect(now.expire_seconds).toBeGreaterThan(36_000);
+});
+
+test('when DOWNLOAD_TIMEOUT_SECONDS is past 6 hours, then a download job expires only after the download has timed out and written its outcome', async () => {
+  const created = await app.http.createDownload({ url: source.file('/clip.mp4', mediaPath('clip.mp4')) });
+  const id = (created.body as Download).id;
+  await app.waitForStatus(id, ['completed']);
+
+  const [job] = await jobsOf(app.config.databaseUrl!, id);
+  expect(job).toMatchObject({ retry_limit: 6 });
+  // A job that pg-boss expires while its download still runs is handed to a second worker.
+  expect(job!.expire_seconds).toBeGreaterThan(36_000 + 60);
+});
