@@ -118,6 +118,17 @@ describe('declared content types', () => {
   });
 });
 
+describe('files that only look like media', () => {
+  test('when a file is an MP4 header followed by junk, then the download fails as unsupported_source and no file is left', async () => {
+    const header = (await readFile(mediaPath('clip.mp4'))).subarray(0, 32);
+    expect(header.toString('latin1', 4, 8)).toBe('ftyp');
+    const url = source.content('/forged/junk.bin', Buffer.concat([header, Buffer.alloc(3000, 'A')]), { contentType: 'application/octet-stream' });
+    const done = await download(app, { url });
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', message: expect.stringMatching(/No playable video or audio/) } });
+    await expectNothingStored(app, done.id);
+  });
+});
+
 describe('segments that are not media', () => {
   test.each([
     ['an HLS playlist', () => `#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:4\n#EXTINF:3.0,\nfile://${secret}\n#EXT-X-ENDLIST\n`],

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestService, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
@@ -122,4 +123,25 @@ test('when a source is too slow for DOWNLOAD_TIMEOUT_SECONDS, then the download 
   expect(requests[0]!.bytesSent).toBeGreaterThan(0);
   expect(requests[0]!.bytesSent).toBeLessThan(size / 2);
   await expectNothingStored(hurried, done.id);
+});
+
+test('when a source trickles a few bytes a second, under the idle timeout but below SOURCE_MIN_BYTES_PER_SECOND, then the download fails as source_timeout within a window', async () => {
+  const bytes = await readFile(mediaPath('clip.mp4'));
+  // The first bytes at once (what a response is, is told from them), then a byte every 250 ms:
+  // never idle for the one-second timeout, but far under 1024 bytes a second.
+  const url = source.route('/trickle.mp4', async (_req, res, { record }) => {
+    res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': String(bytes.length) });
+    res.write(bytes.subarray(0, 2048));
+    record.bytesSent = 2048;
+    while (record.bytesSent < bytes.length && !res.destroyed) {
+      await sleep(250);
+      res.write(bytes.subarray(record.bytesSent, record.bytesSent + 1));
+      record.bytesSent += 1;
+    }
+    res.end();
+  });
+  const done = await download(strict, url);
+  expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'source_timeout', message: expect.stringMatching(/slower than the 1024 bytes a second/) } });
+  expect(Date.parse(done.updated_at) - Date.parse(done.started_at!)).toBeLessThan(10_000);
+  await expectNothingStored(strict, done.id);
 });

@@ -47,6 +47,7 @@ const schema = z.object({
   FFMPEG_PATH: z.string().min(1).optional(),
   SOURCE_CONNECT_TIMEOUT_SECONDS: int(1, 600).default(15),
   SOURCE_IDLE_TIMEOUT_SECONDS: int(1, 3600).default(30),
+  SOURCE_MIN_BYTES_PER_SECOND: int(0).default(1024),
   DOWNLOAD_TIMEOUT_SECONDS: int(1)
     .max(MAX_DOWNLOAD_TIMEOUT_SECONDS, `must be at most ${MAX_DOWNLOAD_TIMEOUT_SECONDS}: a download's job must outlive it, and pg-boss lets a job run 24 hours at most`)
     .default(6 * 3600),
@@ -78,6 +79,8 @@ export type Config = {
   ffmpegPath: string | undefined;
   sourceConnectTimeoutSeconds: number;
   sourceIdleTimeoutSeconds: number;
+  /** The slowest a download may arrive, averaged over each SOURCE_IDLE_TIMEOUT_SECONDS; 0 for no floor. */
+  sourceMinBytesPerSecond: number;
   downloadTimeoutSeconds: number;
   maxAttempts: number;
   retryDelaySeconds: number;
@@ -114,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ffmpegPath: c.FFMPEG_PATH,
     sourceConnectTimeoutSeconds: c.SOURCE_CONNECT_TIMEOUT_SECONDS,
     sourceIdleTimeoutSeconds: c.SOURCE_IDLE_TIMEOUT_SECONDS,
+    sourceMinBytesPerSecond: c.SOURCE_MIN_BYTES_PER_SECOND,
     downloadTimeoutSeconds: c.DOWNLOAD_TIMEOUT_SECONDS,
     maxAttempts: c.MAX_ATTEMPTS,
     retryDelaySeconds: c.RETRY_DELAY_SECONDS,

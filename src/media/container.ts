@@ -15,17 +15,13 @@ export function isMedia(type: string): boolean {
   return type.startsWith('video/') || type.startsWith('audio/') || MEDIA_APPLICATION_TYPES.has(type);
 }
 
-/** A container of the table, and whether only the source's declared type named it (its bytes did not). */
-export type Detected = { container: Container; declared: boolean };
-
 /**
  * The container of a downloaded file: the one its first bytes name, else, when they name nothing,
  * the one its declared type names. Null when neither is in the table, and for anything but a
  * regular file (a FIFO or a device would keep a reader waiting, or reading, for ever).
  */
-export async function detectContainer(file: string, declaredType: string | null): Promise<Detected | null> {
+export async function detectContainer(file: string, declaredType: string | null): Promise<Container | null> {
   if (!(await lstat(file)).isFile()) return null;
   const sniffed = await fileTypeFromFile(file);
-  const container = sniffed ? containerOfSniffed(sniffed.mime) : containerOfDeclared(essence(declaredType));
-  return container && { container, declared: !sniffed };
+  return sniffed ? containerOfSniffed(sniffed.mime) : containerOfDeclared(essence(declaredType));
 }

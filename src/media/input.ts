@@ -14,12 +14,12 @@ export function fileUrl(file: string): string {
  * they list, is never handed to ffmpeg.
  */
 export async function inputArgs(file: string, declaredType: string | null = null): Promise<string[]> {
-  const detected = await detectContainer(file, declaredType);
-  if (!detected) {
+  const container = await detectContainer(file, declaredType);
+  if (!container) {
     throw new DownloadError(
       'unsupported_source',
       'The fetched data is not in a media container the service reads (a playlist, a manifest, a list of files or anything else is refused), so it was not processed.',
     );
   }
-  return ['-protocol_whitelist', 'file', '-f', detected.container.demuxer, '-i', fileUrl(file)];
+  return ['-protocol_whitelist', 'file', '-f', container.demuxer, '-i', fileUrl(file)];
 }

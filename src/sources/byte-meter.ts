@@ -2,17 +2,19 @@ import { DownloadError } from '../core/errors.ts';
 import type { SourceContext } from './types.ts';
 
 /**
- * Bytes of a download (a file, or every track of a stream) as they arrive: reported as progress
- * and held against MAX_FILE_BYTES. Bytes read only to be thrown away (what a source sends before a
- * range it did not honour) are not progress, but they are held against the limit all the same:
- * otherwise a source could make the service read without end.
+ * Bytes of a download (a file, or every track of a stream) as they arrive: reported as progress,
+ * held against MAX_FILE_BYTES and against the slowest speed allowed. Bytes read only to be thrown
+ * away (what a source sends before a range it did not honour) are not progress, but they are held
+ * against the limit all the same: otherwise a source could make the service read without end.
  */
 export class ByteMeter {
   private downloaded: number;
   private discarded = 0;
+  private windowStart = Date.now();
+  private windowBytes = 0;
 
   constructor(
-    private readonly ctx: Pick<SourceContext, 'progress' | 'maxFileBytes'>,
+    private readonly ctx: Pick<SourceContext, 'progress' | 'maxFileBytes' | 'minSpeed'>,
     private readonly total: number | null,
     alreadyDone: number,
   ) {
@@ -26,18 +28,31 @@ export class ByteMeter {
 
   add(bytes: number): void {
     this.downloaded += bytes;
-    this.check();
+    this.check(bytes);
     this.ctx.progress(this.downloaded, this.total);
   }
 
   /** Bytes read and thrown away; unlike `add`, a retry does not take them back. */
   discard(bytes: number): void {
     this.discarded += bytes;
-    this.check();
+    this.check(bytes);
   }
 
-  private check(): void {
+  private check(arrived: number): void {
     if (this.downloaded + this.discarded > this.ctx.maxFileBytes) throw tooLarge(this.ctx.maxFileBytes);
+    const { bytesPerSecond, windowMs } = this.ctx.minSpeed;
+    this.windowBytes += arrived;
+    const elapsed = Date.now() - this.windowStart;
+    if (bytesPerSecond === 0 || elapsed < windowMs) return;
+    if (this.windowBytes * 1000 < bytesPerSecond * elapsed) {
+      throw new DownloadError(
+        'source_timeout',
+        `The source sent ${this.windowBytes} bytes in ${Math.round(elapsed / 1000)} s, slower than the ${bytesPerSecond} bytes a second this server waits for.`,
+        true,
+      );
+    }
+    this.windowStart = Date.now();
+    this.windowBytes = 0;
   }
 
   /** Takes back the bytes of a failed attempt, which its retry will count again. */

@@ -71,9 +71,8 @@ async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): 
 async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<FetchedMedia> {
   const fetched = await fetchDirect(ctx, opened);
   await ctx.processing();
-  const detected = await detectContainer(fetched.path, fetched.declaredType);
-  if (!detected) throw new DownloadError('unsupported_source', `No video or audio was found at ${ctx.url}.`);
-  const { container } = detected;
+  const container = await detectContainer(fetched.path, fetched.declaredType);
+  if (!container) throw new DownloadError('unsupported_source', `No video or audio was found at ${ctx.url}.`);
   if (container === MPEG_TS) {
     // A transport stream plays in few places as a file; its H.264/AAC go into MP4 as they are.
     const remuxed = await remux({
@@ -86,22 +85,23 @@ async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<F
     });
     return { ...(await describe(ctx.ffmpeg, remuxed, ctx.signal)), declaredType: remuxed.mime, title: null };
   }
-  // The file is handed back as it came, so a probe that fails costs only its details; unless the
-  // declared type alone named the container: then the demuxer of that container must find media in it.
+  // The file is handed back as it came, so ffmpeg must find audio or video in it: a container's
+  // first bytes with nothing playable behind them (a forged or cut-off file) are no download.
   const info = await probe({ ffmpeg: ctx.ffmpeg, file: fetched.path, signal: ctx.signal, declaredType: fetched.declaredType }).catch((error: unknown) => {
-    if (ctx.signal.aborted) throw error;
-    return null;
+    if (error instanceof DownloadError && error.code === 'processing_failed') return error;
+    throw error;
   });
-  if (detected.declared && !info?.streams.some((stream) => stream.kind === 'video' || stream.kind === 'audio')) {
-    throw new DownloadError('unsupported_source', `No video or audio was found at ${ctx.url}: its bytes are not ${container.mime} as declared.`);
+  if (info instanceof DownloadError || !info.streams.some((stream) => stream.kind === 'video' || stream.kind === 'audio')) {
+    const reason = info instanceof DownloadError ? info.message : `no audio or video stream in this ${container.mime} file`;
+    throw new DownloadError('unsupported_source', `No playable video or audio was found at ${ctx.url} (${reason}).`);
   }
   return {
     ...fetched,
     mime: container.mime,
     ext: container.ext,
-    durationSeconds: info?.durationSeconds ?? null,
-    width: info?.width ?? null,
-    height: info?.height ?? null,
+    durationSeconds: info.durationSeconds,
+    width: info.width,
+    height: info.height,
     title: null,
   };
 }
