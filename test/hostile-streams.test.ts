@@ -136,6 +136,30 @@ describe('the document reader', () => {
     }
   });
 
+  test('when a manifest makes its parser complain 200 000 times, then nothing of it reaches the service\'s output', async () => {
+    const reader = new DocumentReader();
+    let written = 0;
+    const streams = [process.stdout, process.stderr];
+    const originals = streams.map((stream) => stream.write);
+    for (const stream of streams) {
+      stream.write = ((chunk: unknown) => {
+        written += String(chunk).length;
+        return true;
+      }) as typeof stream.write;
+    }
+    try {
+      const text = mpd(`<Representation id="v" bandwidth="1"><BaseURL>clip.mp4</BaseURL></Representation><X>${'&zz;'.repeat(200_000)}</X>`);
+      const plan = await reader.dash({ url: 'http://127.0.0.1/m.mpd', text, quality: 'best', maxSegments }, AbortSignal.timeout(60_000)).catch((error: unknown) => error);
+      expect(plan).toBeDefined();
+      // Output of a thread reaches this process's streams asynchronously; a moment for any of it to arrive.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      streams.forEach((stream, index) => (stream.write = originals[index]!));
+      await reader.close();
+    }
+    expect(written).toBeLessThan(1000);
+  });
+
   test('when a document takes longer than the time budget, then the read fails as processing_failed', async () => {
     const reader = new DocumentReader({ heapMb: 256, timeoutMs: 1 });
     try {

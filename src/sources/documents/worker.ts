@@ -28,4 +28,8 @@ function answer(request: DocumentRequest): DocumentReply {
   }
 }
 
+// Parsers print every complaint about a document (xmldom one line per bad entity): a hostile one
+// could fill the service's log with millions. What matters comes back in the reply.
+for (const method of ['debug', 'info', 'log', 'warn', 'error'] as const) console[method] = () => {};
+
 parentPort?.on('message', (request: DocumentRequest) => parentPort?.postMessage(answer(request)));
