@@ -2,10 +2,14 @@
 // of anything that could act as a path or confuse a terminal, with the container's extension.
 
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]+/g;
+// Invisible characters that change how the rest is shown: a right-to-left override turns what
+// follows it around, so that a name can show an extension it does not have. Removed rather than
+// spaced, since zero-width joiners inside emoji are among them.
+const FORMAT_CHARACTERS = /\p{Cf}+/gu;
 const MAX_LENGTH = 180;
 
 export function cleanFileName(name: string): string {
-  return name.replace(UNSAFE, ' ').replace(/\s+/g, ' ').trim().replace(/^\.+/, '').slice(0, MAX_LENGTH).trim();
+  return name.replace(FORMAT_CHARACTERS, '').replace(UNSAFE, ' ').replace(/\s+/g, ' ').trim().replace(/^\.+/, '').slice(0, MAX_LENGTH).trim();
 }
 
 function fromUrl(url: string): string {

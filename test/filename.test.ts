@@ -1,0 +1,39 @@
+import { cleanFileName, fileNameFor } from '../src/downloads/filename.ts';
+
+// A name a user will see in a file manager or a browser's download bar: nothing in it may change
+// how the rest of it is shown.
+
+describe('cleanFileName', () => {
+  test.each([
+    ['a zero width space', '\u200b'],
+    ['a left-to-right mark', '\u200e'],
+    ['a right-to-left mark', '\u200f'],
+    ['a left-to-right embedding', '\u202a'],
+    ['a right-to-left override', '\u202e'],
+    ['a word joiner', '\u2060'],
+    ['a left-to-right isolate', '\u2066'],
+    ['a pop directional isolate', '\u2069'],
+    ['a byte order mark', '\ufeff'],
+    ['a soft hyphen', '\u00ad'],
+    ['an Arabic letter mark', '\u061c'],
+    ['a language tag', '\u{e0001}'],
+  ])('when the name holds %s, then it is removed', (_name, char) => {
+    expect(cleanFileName(`clip${char}4pm${char}.exe`)).toBe('clip4pm.exe');
+  });
+
+  test('when the name is nothing but format characters, then nothing is left', () => {
+    expect(cleanFileName('\u202e\u200b\ufeff')).toBe('');
+  });
+
+  test('when the name has letters of any script and emoji, then they stay', () => {
+    expect(cleanFileName('Vidéo 動画 видео 🎬')).toBe('Vidéo 動画 видео 🎬');
+  });
+});
+
+describe('fileNameFor', () => {
+  test('when a page title hides its extension behind a right-to-left override, then the override is gone and the real extension shows', () => {
+    const name = fileNameFor('../../etc/pa\0ss\r\nwd\u202e4pm.exe', 'https://media.example.com/watch/42', 'mp4');
+    expect(name).not.toMatch(/[\p{Cc}\p{Cf}/\\]/u);
+    expect(name).toMatch(/ wd4pm\.exe\.mp4$/);
+  });
+});
