@@ -1,8 +1,10 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import pg from 'pg';
 import supertest from 'supertest';
 import { bodyJson, startTestService, type Download, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
+import { checkResponse } from './support/openapi.ts';
 
 type Problem = { type: string; title: string; status: number; detail: string; errors?: { field: string; message: string }[] };
 
@@ -86,6 +88,47 @@ describe('POST /downloads', () => {
   });
 });
 
+describe('Content-Encoding', () => {
+  const encoders = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
+  const encodings = Object.keys(encoders) as (keyof typeof encoders)[];
+
+  /** POST /downloads with `body` as it is: the test client would send a Buffer labelled JSON as JSON text. */
+  async function postBytes(body: Buffer, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+    const res = await fetch(`${app.service.url}/downloads`, { method: 'POST', headers, body });
+    const text = await res.text();
+    checkResponse({ method: 'POST', pathTemplate: '/downloads', status: res.status, headers: Object.fromEntries(res.headers), body: text, hasBody: text.length > 0 });
+    return { status: res.status, body: JSON.parse(text) };
+  }
+
+  test.each(encodings)('when the body is compressed with %s and says so, then it is decoded and 202', async (encoding) => {
+    const body = encoders[encoding](JSON.stringify({ url: clipUrl }));
+    const res = await postBytes(body, { 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+    expect(res.status).toBe(202);
+    expect((res.body as Download).url).toBe(clipUrl);
+  });
+
+  test.each(encodings)('when Content-Encoding says %s but the body is plain JSON, then 400 problem+json saying it could not be decoded', async (encoding) => {
+    const before = await counts();
+    const res = await app.http.createDownload(JSON.stringify({ url: clipUrl }), { 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const problem = bodyJson<Problem>(res);
+    expect(problem.detail).toMatch(new RegExp(`could not be decoded as ${encoding}`));
+    expect(problem.errors?.map((error) => error.field)).toEqual(['/body']);
+    expect(await counts()).toEqual(before);
+  });
+
+  test('when a GET carries a plain body labelled gzip, then 400 problem+json saying it could not be decoded', async () => {
+    const res = await app.http.request('GET', '/downloads/6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11', '/downloads/{download_uuid}', {
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      body: '{}',
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(bodyJson<Problem>(res).detail).toMatch(/could not be decoded/);
+  });
+});
+
 describe('Idempotency-Key', () => {
   test('when the same key comes with the same body, then the first download is returned', async () => {
     const headers = { 'Idempotency-Key': 'same-body' };
@@ -162,5 +205,19 @@ describe('GET /downloads/{download_uuid}', () => {
     const res = await supertest(app.service.url).get('/nothing-here');
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+});
+
+describe('file name', () => {
+  test('when the filename carries Unicode format characters, then the stored name and its Content-Disposition have none', async () => {
+    // U+202E would show "...wd\u202e4pm.exe" as "...wdexe.mp4": a name that hides its real extension.
+    const filename = 'pa\u200bss\u2066wd\u202e4pm\ufeff.exe\u200d\u2069';
+    const created = await app.http.createDownload({ url: clipUrl, filename });
+    expect(created.status).toBe(202);
+    const done = await app.waitForStatus((created.body as Download).id, ['completed']);
+    expect(done.file!.filename).toBe('passwd4pm.exe.mp4');
+    const res = await app.http.getFile(done.token!);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-disposition']).toContain("filename*=UTF-8''passwd4pm.exe.mp4");
   });
 });

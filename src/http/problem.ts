@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { components } from '../../generated/api.ts';
 
 // Every failure leaves the API as an RFC 9457 problem document: never a stack trace, never HTML.
@@ -19,7 +19,8 @@ export class HttpProblem extends Error {
   }
 }
 
-export function sendProblem(res: Response, problem: HttpProblem): void {
+/** The problem document's JSON, also for answers written straight to a socket. */
+export function problemJson(problem: Pick<HttpProblem, 'status' | 'detail' | 'errors'>): string {
   const body: Problem = {
     type: 'about:blank',
     title: STATUS_CODES[problem.status] ?? 'Error',
@@ -27,17 +28,57 @@ export function sendProblem(res: Response, problem: HttpProblem): void {
     detail: problem.detail,
     ...(problem.errors ? { errors: problem.errors } : {}),
   };
-  res.status(problem.status).set(problem.headers).type('application/problem+json');
-  if (res.req.method === 'HEAD') res.end();
-  else res.send(JSON.stringify(body));
+  return JSON.stringify(body);
 }
 
-const bodyParserProblems: Record<string, (error: { limit?: number }) => HttpProblem> = {
+export function sendProblem(res: Response, problem: HttpProblem): void {
+  res.status(problem.status).set(problem.headers).type('application/problem+json');
+  if (res.req.method === 'HEAD') res.end();
+  else res.send(problemJson(problem));
+}
+
+/**
+ * A client error made with http-errors, as body-parser and send make them: a 4xx `status`, `expose` set
+ * because its message is meant for the client, and a `type` naming the failure, except for the
+ * decoder's errors, which body-parser passes on as they came.
+ */
+type ClientHttpError = Error & { status: number; expose: true; type?: string; limit?: number };
+
+function isClientHttpError(error: unknown): error is ClientHttpError {
+  const candidate = error as Partial<ClientHttpError> | null;
+  return candidate?.expose === true && typeof candidate.status === 'number' && candidate.status >= 400 && candidate.status < 500;
+}
+
+const bodyParserProblems: Record<string, (error: ClientHttpError) => HttpProblem> = {
   'entity.too.large': (error) => new HttpProblem(413, `The request body is larger than ${error.limit} bytes.`),
   'entity.parse.failed': () => new HttpProblem(400, 'The request body is not valid JSON.', {}, [{ field: '/body', message: 'is not valid JSON' }]),
   'encoding.unsupported': () => new HttpProblem(415, 'The request body must be UTF-8 JSON.'),
   'charset.unsupported': () => new HttpProblem(415, 'The request body must be UTF-8 JSON.'),
 };
+
+/**
+ * The Content-Encoding whose decoder failed on the body, if that is what `error` is. body-parser
+ * types every error of its own, refuses an encoding it has no decoder for (415), and passes the
+ * decoder's error (zlib's, for gzip, deflate or br) on untyped, leaving no parsed body.
+ */
+function failedDecoding(error: ClientHttpError, req: Request): string | undefined {
+  const encoding = req.headers['content-encoding']?.toLowerCase();
+  const bodyRead = Boolean(req.is('application/json'));
+  return !error.type && bodyRead && req.body === undefined && encoding && encoding !== 'identity' ? encoding : undefined;
+}
+
+function fromClientHttpError(error: ClientHttpError, req: Request): HttpProblem {
+  const named = error.type ? bodyParserProblems[error.type] : undefined;
+  if (named) return named(error);
+  const encoding = failedDecoding(error, req);
+  if (encoding) {
+    return new HttpProblem(400, `The request body could not be decoded as ${encoding}, as its Content-Encoding says.`, {}, [
+      { field: '/body', message: `is not valid ${encoding}` },
+    ]);
+  }
+  const errors = error.status === 400 && error.type ? [{ field: '/body', message: error.message }] : undefined;
+  return new HttpProblem(error.status, error.message, {}, errors);
+}
 
 /** express-openapi-validator's errors: a status and the list of what failed where. */
 type ValidatorError = { status: number; message: string; errors: { path: string; message: string }[]; headers?: { Allow?: string } };
@@ -51,7 +92,7 @@ function isValidatorError(error: unknown): error is ValidatorError {
 const DATABASE_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 const DATABASE_RETRY_AFTER_SECONDS = 5;
 
-function toProblem(error: unknown): HttpProblem {
+function toProblem(error: unknown, req: Request): HttpProblem {
   if (error instanceof HttpProblem) return error;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && DATABASE_UNAVAILABLE.has(code)) {
@@ -63,17 +104,15 @@ function toProblem(error: unknown): HttpProblem {
     const detail = error.status === 400 ? 'The request is invalid.' : error.message;
     return new HttpProblem(error.status, detail, { ...(error.headers?.Allow ? { Allow: error.headers.Allow } : {}) }, errors);
   }
-  const tagged = error as { type?: string; status?: number; limit?: number };
-  const fromBodyParser = tagged.type ? bodyParserProblems[tagged.type] : undefined;
-  if (fromBodyParser) return fromBodyParser(tagged);
+  if (isClientHttpError(error)) return fromClientHttpError(error, req);
   console.error('[http] unexpected error', error);
   return new HttpProblem(500, 'An unexpected error occurred.');
 }
 
-export const problemHandler: ErrorRequestHandler = (error, _req, res, next) => {
+export const problemHandler: ErrorRequestHandler = (error, req, res, next) => {
   if (res.headersSent) {
     next(error);
     return;
   }
-  sendProblem(res, toProblem(error));
+  sendProblem(res, toProblem(error, req));
 };
