@@ -6,6 +6,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { createPrisma } from './db/prisma.ts';
 import { createApp } from './http/app.ts';
+import { answerClientErrors } from './http/client-errors.ts';
 import { startQueue } from './queue/index.ts';
 import { resolveFfmpegPath } from './media/ffmpeg.ts';
 import { DocumentReader } from './sources/documents/reader.ts';
@@ -45,6 +46,7 @@ export async function startService(config: Config): Promise<Service> {
     const app = createApp({ prisma, boss, storage, config });
     server = await new Promise<Server>((resolve, reject) => {
       const listening = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
+      answerClientErrors(listening);
     });
   }
   const address = server?.address() as AddressInfo | undefined;
