@@ -35,5 +35,7 @@ describe('fileNameFor', () => {
     const name = fileNameFor('../../etc/pa\0ss\r\nwd\u202e4pm.exe', 'https://media.example.com/watch/42', 'mp4');
     expect(name).not.toMatch(/[\p{Cc}\p{Cf}/\\]/u);
     expect(name).toMatch(/ wd4pm\.exe\.mp4$/);
+    // What was "../../" is neither a path nor a name starting with dots.
+    expect(name).toMatch(/^etc /);
   });
 });
