@@ -45,7 +45,7 @@ export function renderTable(rows: Row[]): string {
   const cells = (values: string[]) => `| ${values.join(' | ')} |`;
   return [
     cells(['figure', 'ours', 'reference', 'ratio', 'target', 'met']),
-    cells(Array(6).fill('---')),
+    cells(Array<string>(6).fill('---')),
     ...rows.map((r) => cells([r.figure, r.ours, r.reference, r.ratio === null ? '—' : r.ratio.toFixed(2), r.target, r.met === null ? '—' : r.met ? 'yes' : 'no'])),
   ].join('\n');
 }

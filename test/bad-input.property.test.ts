@@ -124,7 +124,7 @@ function postLatin1(service: TestService, headers: Record<string, string>, body:
           checkResponse({ method: 'POST', pathTemplate: '/downloads', status, headers: res.headers, body: text, hasBody: text.length > 0 });
           resolve({ status, headers: res.headers, text });
         } catch (error) {
-          reject(error);
+          reject(error instanceof Error ? error : new Error(String(error)));
         }
       });
     });

@@ -98,7 +98,7 @@ describe('declared content types', () => {
     ['video/(a+)+', 'a pattern that takes exponential time'],
     ['video/(', 'a pattern that does not compile'],
     ['video/x, text/html', 'two types in one'],
-  ])('when unrecognised bytes are declared %p (%s), then the download fails as unsupported_source, the API answering throughout, and no file is left', async (contentType, _why) => {
+  ])('when unrecognised bytes are declared %p (%s), then the download fails as unsupported_source, the API answering throughout, and no file is left', async (contentType) => {
     const name = `${'a'.repeat(32)}!`;
     const url = source.content(`/declared/${encodeURIComponent(contentType)}/${name}`, unrecognised, { contentType });
     // With a dot before the a's, a pattern made of the type would backtrack 2^32 times on this name.

@@ -292,7 +292,7 @@ describe('walkHtml against htmlparser2\'s parseDocument', () => {
   function treeFromDom(nodes: DomNode[], within: string[] = []): Node[] {
     const children: Node[] = [];
     for (const node of nodes) {
-      if (node.type === 'text') addText(children, node.data);
+      if ('data' in node && String(node.type) === 'text') addText(children, node.data);
       else if ('name' in node && 'attribs' in node) {
         const inside = [...new Set([...within, node.name])];
         children.push({

@@ -52,8 +52,9 @@ describe('fetching a planned stream', () => {
       validator: null,
       rememberValidator: async () => {},
       progress: (downloaded, total) => reports.push({ downloaded, total }),
-      processing: async () => {
+      processing: () => {
         processingAfter.push(reports.length);
+        return Promise.resolve();
       },
       reports,
       processingAfter,

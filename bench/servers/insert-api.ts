@@ -15,7 +15,7 @@ await pool.query('CREATE TABLE IF NOT EXISTS bench_scratch (id uuid PRIMARY KEY,
 const app = express();
 app.use(express.json());
 app.post('/downloads', async (req, res) => {
-  const url: unknown = req.body?.url;
+  const url: unknown = (req.body as { url?: unknown } | undefined)?.url;
   if (typeof url !== 'string') {
     res.status(400).json({ error: 'url is required' });
     return;

@@ -12,7 +12,8 @@ const [root, latency = '0'] = process.argv.slice(2);
 if (!root) throw new Error('usage: static.ts ROOT [LATENCY_MS]');
 const latencyMs = Number(latency);
 
-const server = http.createServer(async (req, res) => {
+/** Answers after the latency, as a distant server would. */
+async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   if (latencyMs > 0) await sleep(latencyMs);
   const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://origin').pathname);
   send(req, pathname, { root, dotfiles: 'allow' })
@@ -21,7 +22,9 @@ const server = http.createServer(async (req, res) => {
       res.end();
     })
     .pipe(res);
-});
+}
+
+const server = http.createServer((req, res) => void serve(req, res));
 server.listen(0, '127.0.0.1', () => {
   console.log(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 });

@@ -121,7 +121,7 @@ export async function startEmbeddedPostgres(
   try {
     await pg.start();
   } catch (error) {
-    throw new Error(`The embedded PostgreSQL in ${databaseDir} did not start${error ? ` (${String(error)})` : ''}:\n${printed.join('').trim()}`);
+    throw new Error(`The embedded PostgreSQL in ${databaseDir} did not start${error instanceof Error ? ` (${error.message})` : ''}:\n${printed.join('').trim()}`);
   }
   await recordOwner(ownerFile);
   if (fresh) await pg.createDatabase('downloads');

@@ -31,7 +31,7 @@ const wasmRuntime = (globalThis as unknown as {
 export function loadSchemaEngine(): Promise<typeof bg> {
   loaded ??= (async () => {
     const { instance } = await wasmRuntime.instantiate(await readFile(schemaEngineWasmPath), { './schema_engine_bg.js': withUnrefTimers(bg) });
-    const exports = instance.exports as unknown as Parameters<typeof bg.__wbg_set_wasm>[0] & { __wbindgen_start(): void };
+    const exports = instance.exports as { __wbindgen_start(): void };
     bg.__wbg_set_wasm(exports);
     exports.__wbindgen_start();
     return bg;

@@ -124,10 +124,12 @@ export function runFfmpeg(ffmpeg: string, args: string[], limits: FfmpegLimits, 
     });
     child.on('error', (error) => {
       settle();
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an abort's reason goes on as it came, for the caller to recognise.
       reject(stoppedBy ?? error);
     });
     child.on('close', (exitCode) => {
       settle();
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as above.
       if (stoppedBy !== undefined) reject(stoppedBy);
       else resolve({ exitCode, stderr: tail ? `${head}\n${tail}` : head });
     });

@@ -63,6 +63,8 @@ async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): 
     case 'html':
       if (pagesAllowed) return fromPage(target, response.url, await readDocument(opened, 'page', ctx.signal));
       break;
+    case null:
+      break;
   }
   discard(opened);
   throw new DownloadError('unsupported_source', `No video or audio was found at ${url}.`);

@@ -92,7 +92,7 @@ export function createHttp(baseUrl: string): TestHttp {
     },
     getDownload: (id, headers) => send('GET', `/downloads/${encodeURIComponent(id)}`, '/downloads/{download_uuid}', { headers }),
     getFile: async (tokenOrUrl, headers) =>
-      (await send('GET', filePath(tokenOrUrl), '/download/{token}', { headers, binary: true })) as FileResponse,
+      await send('GET', filePath(tokenOrUrl), '/download/{token}', { headers, binary: true }),
     headFile: (tokenOrUrl, headers) => send('HEAD', filePath(tokenOrUrl), '/download/{token}', { headers }),
     request: send,
   };

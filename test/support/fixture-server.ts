@@ -275,17 +275,17 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     requests.push(record);
     // Every way of answering (explicit or implicit headers) goes through writeHead, so the status
     // is on the record as soon as the client can see it.
-    const writeHead = res.writeHead;
-    res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    const writeHead = res.writeHead.bind(res) as (...args: Parameters<ServerResponse['writeHead']>) => ServerResponse;
+    res.writeHead = ((...args: Parameters<ServerResponse['writeHead']>) => {
       record.status = args[0];
-      return writeHead.apply(this, args);
-    } as ServerResponse['writeHead'];
+      return writeHead(...args);
+    }) as ServerResponse['writeHead'];
     // Marked when the server ends the response, before the client can act on its last byte.
-    const end = res.end;
-    res.end = function (this: ServerResponse, ...args: unknown[]) {
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
       record.outcome ??= 'complete';
-      return (end as (...rest: unknown[]) => ServerResponse).apply(this, args);
-    } as ServerResponse['end'];
+      return end(...args);
+    }) as ServerResponse['end'];
     res.on('close', () => {
       record.outcome ??= 'aborted';
     });

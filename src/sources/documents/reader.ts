@@ -96,6 +96,7 @@ export class DocumentReader {
       };
       const onAbort = () => {
         settle(false);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an abort's reason goes on as it came, for the caller to recognise.
         reject(signal.reason);
       };
       const timer = setTimeout(() => {

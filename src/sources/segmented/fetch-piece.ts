@@ -21,7 +21,7 @@ export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
   const decrypt = piece.key ? createDecipheriv('aes-128-cbc', await deps.keys.get(piece.key.uri, signal), Buffer.from(piece.key.iv, 'hex')) : new PassThrough();
   const range = piece.byteRange;
   const response = await deps.http.get(piece.url, { headers: range ? { range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}, signal });
-  const body = await bodyOf(response, range, meter);
+  const body = bodyOf(response, range, meter);
   const expected = range?.length ?? contentLength(response);
 
   let received = 0;
@@ -48,7 +48,7 @@ export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
 }
 
 /** The body to keep: a range the source did not honour (a 200 with the whole file) is cut out of it. */
-async function bodyOf(response: SourceResponse, range: ByteRange | undefined, meter: ByteMeter): Promise<AsyncIterable<Buffer>> {
+function bodyOf(response: SourceResponse, range: ByteRange | undefined, meter: ByteMeter): AsyncIterable<Buffer> {
   requireStatus(response, range ? [200, 206] : [200]);
   if (!range) return response.body;
   if (response.status === 200) return slice(response.body, range, meter);
