@@ -45,4 +45,3 @@ export async function startDatabaseServer(runDir: string): Promise<DatabaseServe
     },
   };
 }
-

@@ -43,7 +43,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   });
   const failed = result.errors + result.timeouts + result.non2xx;
   if (failed > 0) {
-    throw new Error(`${options.method ?? 'GET'} ${options.url}: ${failed} of ${result.requests.sent} requests failed (${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx)`);
+    throw new Error(
+      `${options.method ?? 'GET'} ${options.url}: ${failed} of ${result.requests.sent} requests failed (${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx)`,
+    );
   }
   if (counter.bytes === 0) throw new Error(`${options.url}: no response in ${options.durationSeconds} s`);
   return {

@@ -60,7 +60,13 @@ export async function prepareMedia(): Promise<BenchMedia> {
 /** Makes `name` in `dir` unless it is there; built aside and renamed, so it is whole when it is there. */
 async function ensure(dir: string, name: string, build: (out: string) => Promise<unknown>): Promise<void> {
   const target = path.join(dir, name);
-  if (await stat(target).then(() => true, () => false)) return;
+  if (
+    await stat(target).then(
+      () => true,
+      () => false,
+    )
+  )
+    return;
   console.log(`[bench] generating ${name} (once; cached in ${dir})`);
   const building = await mkdtemp(path.join(dir, `.${name}-`));
   try {

@@ -17,11 +17,7 @@ const LISTENING = /listening on (http:\/\/\S+)/;
  * Starts a server process and waits until it is ready: until it prints `listening on <url>`, or,
  * for a server that says nothing (nginx), until `port` accepts connections.
  */
-export function startServer(
-  command: string,
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; log: string; port?: number },
-): Promise<Server> {
+export function startServer(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; log: string; port?: number }): Promise<Server> {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = createWriteStream(options.log);
   child.stdout.pipe(log);
@@ -100,7 +96,10 @@ export function timedRun(command: string, args: string[]): Promise<number> {
 export async function onPath(name: string): Promise<string | null> {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
     const candidate = path.join(dir, name);
-    const found = await access(candidate, constants.X_OK).then(() => true, () => false);
+    const found = await access(candidate, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
     if (found) return candidate;
   }
   return null;

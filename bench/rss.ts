@@ -20,10 +20,16 @@ type PeakWatch = { stop(): Promise<number> };
 /** Starts watching `pid`; stop() returns the most it held in memory since. */
 export async function watchPeakRss(pid: number): Promise<PeakWatch> {
   // 5 resets the peak resident set size to the current one (proc(5), clear_refs).
-  const exact = await writeFile(`/proc/${pid}/clear_refs`, '5').then(() => true, () => false);
+  const exact = await writeFile(`/proc/${pid}/clear_refs`, '5').then(
+    () => true,
+    () => false,
+  );
   let sampled = await residentBytes(pid);
   const timer = setInterval(() => {
-    residentBytes(pid).then((bytes) => (sampled = Math.max(sampled, bytes)), () => {});
+    residentBytes(pid).then(
+      (bytes) => (sampled = Math.max(sampled, bytes)),
+      () => {},
+    );
   }, SAMPLE_MS);
   return {
     async stop() {

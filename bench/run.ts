@@ -66,7 +66,9 @@ try {
   const slowOrigin = await bench.keep(startStaticServer(media.dir, HLS_LATENCY_MS, log('slow-origin')));
   const allDataDir = path.join(runDir, 'service-all');
   const allDatabase = await database.create();
-  const service = await bench.keep(startServiceProcess({ databaseUrl: allDatabase, dataDir: allDataDir, role: 'all', ffmpeg, log: log('service-all'), cpuProfileDir }));
+  const service = await bench.keep(
+    startServiceProcess({ databaseUrl: allDatabase, dataDir: allDataDir, role: 'all', ffmpeg, log: log('service-all'), cpuProfileDir }),
+  );
   progress(`service (ROLE=all) at ${service.url}, pid ${service.pid}`);
 
   const rows: Row[] = [];

@@ -6,7 +6,11 @@ import { startServer, type Server } from './processes.ts';
 // Node binary with the tsx loader, from the project's root.
 
 function startTsx(file: string, args: string[], options: { log: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] }): Promise<Server> {
-  return startServer(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', file, ...args], { cwd: projectRoot, env: options.env, log: options.log });
+  return startServer(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', file, ...args], {
+    cwd: projectRoot,
+    env: options.env,
+    log: options.log,
+  });
 }
 
 /** Serves the files below `root`, each response `latencyMs` late. */

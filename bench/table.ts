@@ -22,14 +22,7 @@ type Reference = { label: string; value: number };
  * One figure. For a rate (`higher` is better) the ratio is ours / reference; for a time or a size
  * it is reference / ours, so that the ratio always reads "above 1, ours does better".
  */
-export function row(
-  figure: string,
-  ours: number,
-  reference: Reference,
-  better: 'higher' | 'lower',
-  format: (value: number) => string,
-  target: Target,
-): Row {
+export function row(figure: string, ours: number, reference: Reference, better: 'higher' | 'lower', format: (value: number) => string, target: Target): Row {
   const ratio = better === 'higher' ? ours / reference.value : reference.value / ours;
   return {
     figure,
@@ -46,7 +39,9 @@ export function renderTable(rows: Row[]): string {
   return [
     cells(['figure', 'ours', 'reference', 'ratio', 'target', 'met']),
     cells(Array<string>(6).fill('---')),
-    ...rows.map((r) => cells([r.figure, r.ours, r.reference, r.ratio === null ? '—' : r.ratio.toFixed(2), r.target, r.met === null ? '—' : r.met ? 'yes' : 'no'])),
+    ...rows.map((r) =>
+      cells([r.figure, r.ours, r.reference, r.ratio === null ? '—' : r.ratio.toFixed(2), r.target, r.met === null ? '—' : r.met ? 'yes' : 'no']),
+    ),
   ].join('\n');
 }
 

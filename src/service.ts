@@ -40,7 +40,9 @@ export async function startService(config: Config): Promise<Service> {
   });
   const documents = new DocumentReader();
   const worker: Worker | undefined =
-    config.role === 'api' ? undefined : await startWorker(boss, { prisma, storage, http, documents, ffmpeg: await resolveFfmpegPath(config.ffmpegPath), config });
+    config.role === 'api'
+      ? undefined
+      : await startWorker(boss, { prisma, storage, http, documents, ffmpeg: await resolveFfmpegPath(config.ffmpegPath), config });
   let server: Server | undefined;
   if (config.role !== 'worker') {
     const app = createApp({ prisma, boss, storage, config });

@@ -29,7 +29,9 @@ function dashSoleTrackKind(codecs: string): string {
     '<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT4S"><Period>' +
     `<AdaptationSet contentType="video" mimeType="video/mp4"><Representation id="v" bandwidth="100000" height="240" codecs="${codecs}"><BaseURL>v.mp4</BaseURL></Representation></AdaptationSet>` +
     '</Period></MPD>';
-  return planDash({ url: 'http://127.0.0.1:9/manifest.mpd', text, quality: 'best', maxSegments }).tracks.map((track) => track.kind).join();
+  return planDash({ url: 'http://127.0.0.1:9/manifest.mpd', text, quality: 'best', maxSegments })
+    .tracks.map((track) => track.kind)
+    .join();
 }
 
 describe('audio codec families', () => {

@@ -96,9 +96,7 @@ function expectProblem(answer: Answer, statuses: number[], sent = ''): Problem {
   const text = textOf(answer);
   expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
   const problem = JSON.parse(text) as Problem;
-  expect(problem).toEqual(
-    expect.objectContaining({ type: expect.any(String), title: expect.any(String), status: answer.status, detail: expect.any(String) }),
-  );
+  expect(problem).toEqual(expect.objectContaining({ type: expect.any(String), title: expect.any(String), status: answer.status, detail: expect.any(String) }));
   // Every 400 here is a validation failure, which names what was wrong.
   if (answer.status === 400) expect(problem.errors?.length).toBeGreaterThan(0);
   return problem;
@@ -113,21 +111,25 @@ function postLatin1(service: TestService, headers: Record<string, string>, body:
   const payload = Buffer.from(JSON.stringify(body));
   const target = new URL(`${service.service.url}/downloads`);
   return new Promise((resolve, reject) => {
-    const req = http.request(target, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': payload.length } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const status = res.statusCode!;
-        try {
-          checkResponse({ method: 'POST', pathTemplate: '/downloads', status, headers: res.headers, body: text, hasBody: text.length > 0 });
-          resolve({ status, headers: res.headers, text });
-        } catch (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
-        }
-      });
-    });
+    const req = http.request(
+      target,
+      { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': payload.length } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const status = res.statusCode!;
+          try {
+            checkResponse({ method: 'POST', pathTemplate: '/downloads', status, headers: res.headers, body: text, hasBody: text.length > 0 });
+            resolve({ status, headers: res.headers, text });
+          } catch (error) {
+            reject(error instanceof Error ? error : new Error(String(error)));
+          }
+        });
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -176,14 +178,22 @@ function badBodies(port: number): Record<string, fc.Arbitrary<BadBody>> {
     'deep nesting within the size limit': fc.oneof(
       fc
         .tuple(base, nesting)
-        .chain(([body, kind]) => fc.integer({ min: 100, max: deepestWithin(limit - JSON.stringify(body).length - 20, kind) }).map((depth) => ({ body, kind, depth })))
+        .chain(([body, kind]) =>
+          fc.integer({ min: 100, max: deepestWithin(limit - JSON.stringify(body).length - 20, kind) }).map((depth) => ({ body, kind, depth })),
+        )
         .map(({ body, kind, depth }) => ({ text: `${JSON.stringify(body).slice(0, -1)},"junk":${nestedJson(depth, kind)}}`, statuses: [400] })),
       nesting.chain((kind) => fc.integer({ min: 100, max: deepestWithin(limit, kind) }).map((depth) => ({ text: nestedJson(depth, kind), statuses: [400] }))),
     ),
     'a body over the size limit': fc.oneof(
-      fc.tuple(base, fc.integer({ min: limit + 1, max: limit * 4 })).map(([body, size]) => ({ text: JSON.stringify({ ...body, filename: 'x'.repeat(size) }), statuses: [413] })),
-      fc.tuple(bodyText, fc.integer({ min: 1, max: limit })).map(([text, extra]) => ({ text: text + ' '.repeat(limit - text.length + extra), statuses: [413] })),
-      nesting.chain((kind) => fc.integer({ min: shallowestOver(limit, kind), max: limit }).map((depth) => ({ text: nestedJson(depth, kind), statuses: [413] }))),
+      fc
+        .tuple(base, fc.integer({ min: limit + 1, max: limit * 4 }))
+        .map(([body, size]) => ({ text: JSON.stringify({ ...body, filename: 'x'.repeat(size) }), statuses: [413] })),
+      fc
+        .tuple(bodyText, fc.integer({ min: 1, max: limit }))
+        .map(([text, extra]) => ({ text: text + ' '.repeat(limit - text.length + extra), statuses: [413] })),
+      nesting.chain((kind) =>
+        fc.integer({ min: shallowestOver(limit, kind), max: limit }).map((depth) => ({ text: nestedJson(depth, kind), statuses: [413] })),
+      ),
     ),
     'a valid body labelled as something else than JSON': fc
       .tuple(
@@ -243,10 +253,29 @@ const privateHost = fc.oneof(
   fc.tuple(fc.constantFrom('192.168', '169.254'), fc.nat(255), fc.nat(255)).map((parts) => parts.join('.')),
   fc.tuple(fc.integer({ min: 64, max: 127 }), fc.nat(255), fc.nat(255)).map((parts) => `100.${parts.join('.')}`),
   // The same loopback address spelled as a number, in hex, in octal, or embedded in IPv6.
-  fc.integer({ min: 0x7f000000, max: 0x7fffffff }).chain((address) =>
-    fc.constantFrom(String(address), `0x${address.toString(16)}`, `0${address.toString(8)}`, `[::ffff:${(address >>> 16).toString(16)}:${(address & 0xffff).toString(16)}]`),
+  fc
+    .integer({ min: 0x7f000000, max: 0x7fffffff })
+    .chain((address) =>
+      fc.constantFrom(
+        String(address),
+        `0x${address.toString(16)}`,
+        `0${address.toString(8)}`,
+        `[::ffff:${(address >>> 16).toString(16)}:${(address & 0xffff).toString(16)}]`,
+      ),
+    ),
+  fc.constantFrom(
+    '[::1]',
+    '[::]',
+    '0.0.0.0',
+    '[fd00::1]',
+    '[fe80::1]',
+    '[64:ff9b::7f00:1]',
+    '[2002:7f00:1::]',
+    'localhost',
+    'LOCALHOST.',
+    'media.localhost',
+    'intranet',
   ),
-  fc.constantFrom('[::1]', '[::]', '0.0.0.0', '[fd00::1]', '[fe80::1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::]', 'localhost', 'LOCALHOST.', 'media.localhost', 'intranet'),
 );
 
 describe('POST /downloads to a private address, where those are not allowed', () => {
@@ -268,7 +297,11 @@ describe('headers', () => {
     // One body for every key, so that a key generated twice is a replay (202), never a conflict.
     const body = { url: `http://127.0.0.1:${deadPort}/idempotent.mp4` };
     await runProperty(
-      fc.oneof(headerText({ maxLength: contract.idempotencyKeyMaxLength + 30 }), headerText({ minLength: contract.idempotencyKeyMaxLength - 5, maxLength: contract.idempotencyKeyMaxLength + 5 }), fc.constantFrom('', ' ', '\t')),
+      fc.oneof(
+        headerText({ maxLength: contract.idempotencyKeyMaxLength + 30 }),
+        headerText({ minLength: contract.idempotencyKeyMaxLength - 5, maxLength: contract.idempotencyKeyMaxLength + 5 }),
+        fc.constantFrom('', ' ', '\t'),
+      ),
       async (key) => {
         const res = await postLatin1(api, { 'Idempotency-Key': key }, body);
         // HTTP drops the spaces and tabs around a field value before the server sees it.
@@ -286,7 +319,9 @@ describe('headers', () => {
   test('when Authorization is anything but the configured key, then 401 problem with WWW-Authenticate', async () => {
     const authorization = fc.oneof(
       headerText({ maxLength: 80 }).filter((value) => !value.includes(API_KEY)),
-      fc.tuple(fc.constantFrom('Bearer ', 'bearer ', 'BEARER\t', 'Bearer  '), edited(API_KEY, fc.stringMatching(/^[\x21-\x7e]$/))).map(([scheme, key]) => scheme + key),
+      fc
+        .tuple(fc.constantFrom('Bearer ', 'bearer ', 'BEARER\t', 'Bearer  '), edited(API_KEY, fc.stringMatching(/^[\x21-\x7e]$/)))
+        .map(([scheme, key]) => scheme + key),
       fc.tuple(fc.constantFrom('Basic ', 'Token ', 'Bearer', ''), fc.constant(API_KEY)).map(([scheme, key]) => scheme + key),
       fc.constantFrom(`Bearer ${API_KEY} ${API_KEY}`, `Bearer ${API_KEY},${API_KEY}`, 'Bearer', 'Bearer '),
     );
@@ -333,7 +368,8 @@ describe('GET and HEAD /download/{token} with generated tokens', () => {
   const tokenShaped = fc
     .tuple(fc.uuid(), anyText({ maxLength: 50 }))
     .map(([uuid, secret]) => `${Buffer.from(uuid.replaceAll('-', ''), 'hex').toString('base64url')}.${secret}`);
-  const alteredToken = () => edited(token, fc.oneof(fc.stringMatching(/^[A-Za-z0-9_.-]$/), anyText({ minLength: 1, maxLength: 2 }))).filter((value) => value.length > 0);
+  const alteredToken = () =>
+    edited(token, fc.oneof(fc.stringMatching(/^[A-Za-z0-9_.-]$/), anyText({ minLength: 1, maxLength: 2 }))).filter((value) => value.length > 0);
   const anyToken = () =>
     fc.oneof(
       anyText({ minLength: 1, maxLength: contract.tokenMaxLength + 40 }),
@@ -357,7 +393,11 @@ describe('GET and HEAD /download/{token} with generated tokens', () => {
   });
 
   const rangeHeader = () => {
-    const position = fc.oneof(fc.nat({ max: original.length * 2 }), fc.constantFrom(0, original.length - 1, original.length, Number.MAX_SAFE_INTEGER), fc.bigInt({ min: 0n, max: 10n ** 30n }));
+    const position = fc.oneof(
+      fc.nat({ max: original.length * 2 }),
+      fc.constantFrom(0, original.length - 1, original.length, Number.MAX_SAFE_INTEGER),
+      fc.bigInt({ min: 0n, max: 10n ** 30n }),
+    );
     const spec = fc.oneof(
       fc.tuple(position, position).map(([start, end]) => `${start}-${end}`),
       position.map((start) => `${start}-`),
@@ -365,7 +405,11 @@ describe('GET and HEAD /download/{token} with generated tokens', () => {
     );
     const single = spec.map((range) => `bytes=${range}`);
     const odd = fc
-      .tuple(fc.constantFrom('bytes=', 'BYTES=', 'bytes =', 'items=', 'bytes=-', ''), fc.array(spec, { minLength: 1, maxLength: 4 }), fc.constantFrom(',', ', ', ';'))
+      .tuple(
+        fc.constantFrom('bytes=', 'BYTES=', 'bytes =', 'items=', 'bytes=-', ''),
+        fc.array(spec, { minLength: 1, maxLength: 4 }),
+        fc.constantFrom(',', ', ', ';'),
+      )
       .map(([unit, specs, separator]) => unit + specs.join(separator));
     // Mostly single byte ranges, so that 206 and 416 come up as often as 200.
     return fc.oneof({ arbitrary: single, weight: 3 }, { arbitrary: odd, weight: 1 }, { arbitrary: headerText({ maxLength: 60 }), weight: 1 });

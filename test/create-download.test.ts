@@ -96,7 +96,14 @@ describe('Content-Encoding', () => {
   async function postBytes(body: Buffer, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
     const res = await fetch(`${app.service.url}/downloads`, { method: 'POST', headers, body });
     const text = await res.text();
-    checkResponse({ method: 'POST', pathTemplate: '/downloads', status: res.status, headers: Object.fromEntries(res.headers), body: text, hasBody: text.length > 0 });
+    checkResponse({
+      method: 'POST',
+      pathTemplate: '/downloads',
+      status: res.status,
+      headers: Object.fromEntries(res.headers),
+      body: text,
+      hasBody: text.length > 0,
+    });
     return { status: res.status, body: JSON.parse(text) };
   }
 

@@ -85,20 +85,23 @@ describe('planDash on manifests ffmpeg wrote or that point at its files', () => 
     ['list-ranges', 'SegmentList of media ranges', ['video', 'audio'], 4],
     ['base', 'SegmentBase with a sidx', ['video', 'audio'], 1],
     ['muxed', 'one muxed Representation with only BaseURLs', ['muxed'], 1],
-  ])('when the %s fixture (%s) is planned, then every part is a generated file and the video decodes to the source frames', async (name, _layout, kinds, videoSegments) => {
-    const { tracks } = await planFixture(name);
-    expect(tracks.map((track) => track.kind)).toEqual(kinds);
-    for (const part of tracks.flatMap(partsOf)) {
-      const file = localFile(name, part.url);
-      expect(existsSync(file)).toBe(true);
-      if (part.byteRange) expect(part.byteRange.offset + part.byteRange.length).toBeLessThanOrEqual(statSync(file).size);
-    }
-    const video = trackOf(tracks, kinds[0] ?? 'video');
-    expect(video.segments).toHaveLength(videoSegments);
-    const expected = await frameHashes(fixtures[name].videoSources[240] ?? '');
-    expect(expected).toHaveLength(100);
-    expect(await decodedFrames(video)).toEqual(expected);
-  });
+  ])(
+    'when the %s fixture (%s) is planned, then every part is a generated file and the video decodes to the source frames',
+    async (name, _layout, kinds, videoSegments) => {
+      const { tracks } = await planFixture(name);
+      expect(tracks.map((track) => track.kind)).toEqual(kinds);
+      for (const part of tracks.flatMap(partsOf)) {
+        const file = localFile(name, part.url);
+        expect(existsSync(file)).toBe(true);
+        if (part.byteRange) expect(part.byteRange.offset + part.byteRange.length).toBeLessThanOrEqual(statSync(file).size);
+      }
+      const video = trackOf(tracks, kinds[0] ?? 'video');
+      expect(video.segments).toHaveLength(videoSegments);
+      const expected = await frameHashes(fixtures[name].videoSources[240] ?? '');
+      expect(expected).toHaveLength(100);
+      expect(await decodedFrames(video)).toEqual(expected);
+    },
+  );
 
   test.each<[Quality, number]>([
     ['best', 360],
@@ -131,14 +134,26 @@ describe('planDash on manifests ffmpeg wrote or that point at its files', () => 
   });
 
   test('when the text is not an MPD, then it is refused as an unsupported source', () => {
-    expect(refusal(() => planDash({ url: manifestUrls.number ?? '', text: '<html><body>hi</body></html>', quality: 'best', maxSegments })).code).toBe('unsupported_source');
+    expect(refusal(() => planDash({ url: manifestUrls.number ?? '', text: '<html><body>hi</body></html>', quality: 'best', maxSegments })).code).toBe(
+      'unsupported_source',
+    );
   });
 
   const widevine = '<ContentProtection schemeIdUri="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"/>';
   test.each([
-    ['cenc on the video AdaptationSet', /(<AdaptationSet[^>]*contentType="video"[^>]*>)/, '<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc"/>', /Common Encryption/],
+    [
+      'cenc on the video AdaptationSet',
+      /(<AdaptationSet[^>]*contentType="video"[^>]*>)/,
+      '<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc"/>',
+      /Common Encryption/,
+    ],
     ['Widevine on the audio AdaptationSet', /(<AdaptationSet[^>]*contentType="audio"[^>]*>)/, widevine, /Widevine/],
-    ['PlayReady on the video Representation', /(<Representation id="0"[^>]*>)/, '<ContentProtection schemeIdUri="urn:uuid:9A04F079-9840-4286-AB92-E65BE0885F95"/>', /PlayReady/],
+    [
+      'PlayReady on the video Representation',
+      /(<Representation id="0"[^>]*>)/,
+      '<ContentProtection schemeIdUri="urn:uuid:9A04F079-9840-4286-AB92-E65BE0885F95"/>',
+      /PlayReady/,
+    ],
   ])('when a chosen stream carries %s, then it is refused as DRM-protected', async (_case, anchor, protection, named) => {
     const text = (await manifestText('number')).replace(anchor, `$1${protection}`);
     const error = refusal(() => planDash({ url: manifestUrls.number ?? '', text, quality: 'best', maxSegments }));
@@ -167,7 +182,11 @@ describe('planDash choosing among Representations', () => {
 
   test('when two Representations share the height limit, then the one with more bandwidth is chosen', () => {
     const text = mpd(
-      videoSet(representation('v240-lo', 100_000, 'height="240"'), representation('v360', 400_000, 'height="360"'), representation('v240-hi', 200_000, 'height="240"')),
+      videoSet(
+        representation('v240-lo', 100_000, 'height="240"'),
+        representation('v360', 400_000, 'height="360"'),
+        representation('v240-hi', 200_000, 'height="240"'),
+      ),
       audioSet('en', '', representation('a', 64_000)),
     );
     expect(chosen(text, 240)).toEqual(['video:v240-hi.mp4', 'audio:a.mp4']);
@@ -183,7 +202,11 @@ describe('planDash choosing among Representations', () => {
   });
 
   test('when no audio is marked main, then the best of the first language is chosen', () => {
-    const text = mpd(videoSet(representation('v', 100_000, 'height="240"')), audioSet('de', '', representation('de-48', 48_000), representation('de-96', 96_000)), audioSet('fr', '', representation('fr-128', 128_000)));
+    const text = mpd(
+      videoSet(representation('v', 100_000, 'height="240"')),
+      audioSet('de', '', representation('de-48', 48_000), representation('de-96', 96_000)),
+      audioSet('fr', '', representation('fr-128', 128_000)),
+    );
     expect(chosen(text)).toEqual(['video:v.mp4', 'audio:de-96.mp4']);
   });
 

@@ -76,7 +76,10 @@ test('when PostgreSQL restarts while downloads run, then they complete, new ones
   database = await startDatabase();
 
   const expected = await sha256File(mediaPath('big.mp4'));
-  for (const [id, routePath] of [[endsDuringOutage, '/during.mp4'], [endsAfterOutage, '/after.mp4']] as const) {
+  for (const [id, routePath] of [
+    [endsDuringOutage, '/during.mp4'],
+    [endsAfterOutage, '/after.mp4'],
+  ] as const) {
     const done = await pollStatus(http, id, ['completed'], 40_000);
     expect(done.file?.sha256).toBe(expected);
     // Whatever had to be run again, the bytes already on disk were not fetched a second time.

@@ -63,44 +63,56 @@ afterAll(async () => {
   await Promise.all(dataDirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-test('when the service was killed with SIGKILL, then its PostgreSQL outlives it, and the next start on that DATA_DIR stops it and comes up', async () => {
-  const dataDir = await freshDataDir();
-  const first = await startOn(dataDir);
-  const leftover = await postmasterOf(dataDir);
-  await first.kill('SIGKILL');
-  expect(await isRunning(leftover)).toBe(true);
+test(
+  'when the service was killed with SIGKILL, then its PostgreSQL outlives it, and the next start on that DATA_DIR stops it and comes up',
+  async () => {
+    const dataDir = await freshDataDir();
+    const first = await startOn(dataDir);
+    const leftover = await postmasterOf(dataDir);
+    await first.kill('SIGKILL');
+    expect(await isRunning(leftover)).toBe(true);
 
-  const second = await startOn(dataDir);
-  expect(await isRunning(leftover)).toBe(false);
-  expect(second.output()).toContain(`stopping PostgreSQL PID ${leftover}`);
-  const current = await postmasterOf(dataDir);
-  expect(current).not.toBe(leftover);
-  expect(await isRunning(current)).toBe(true);
-  expect((await second.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
-}, TWO_STARTS_MS);
+    const second = await startOn(dataDir);
+    expect(await isRunning(leftover)).toBe(false);
+    expect(second.output()).toContain(`stopping PostgreSQL PID ${leftover}`);
+    const current = await postmasterOf(dataDir);
+    expect(current).not.toBe(leftover);
+    expect(await isRunning(current)).toBe(true);
+    expect((await second.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
+  },
+  TWO_STARTS_MS,
+);
 
-test('when postmaster.pid was left behind by a PostgreSQL that is gone, then the service starts', async () => {
-  const dataDir = await freshDataDir();
-  const first = await startOn(dataDir);
-  const pidFile = await readFile(pidFileOf(dataDir), 'utf8');
-  const gone = await postmasterOf(dataDir);
-  // A clean stop removes the file; putting it back makes it what a crash of the whole machine leaves.
-  await first.kill('SIGTERM');
-  expect(await isRunning(gone)).toBe(false);
-  await writeFile(pidFileOf(dataDir), pidFile);
+test(
+  'when postmaster.pid was left behind by a PostgreSQL that is gone, then the service starts',
+  async () => {
+    const dataDir = await freshDataDir();
+    const first = await startOn(dataDir);
+    const pidFile = await readFile(pidFileOf(dataDir), 'utf8');
+    const gone = await postmasterOf(dataDir);
+    // A clean stop removes the file; putting it back makes it what a crash of the whole machine leaves.
+    await first.kill('SIGTERM');
+    expect(await isRunning(gone)).toBe(false);
+    await writeFile(pidFileOf(dataDir), pidFile);
 
-  const second = await startOn(dataDir);
-  expect(second.output()).not.toContain('stopping PostgreSQL');
-  expect(await postmasterOf(dataDir)).not.toBe(gone);
-  expect((await second.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
-}, TWO_STARTS_MS);
+    const second = await startOn(dataDir);
+    expect(second.output()).not.toContain('stopping PostgreSQL');
+    expect(await postmasterOf(dataDir)).not.toBe(gone);
+    expect((await second.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
+  },
+  TWO_STARTS_MS,
+);
 
-test('when a service still runs on the DATA_DIR, then a second start on it fails and leaves that database alone', async () => {
-  const dataDir = await freshDataDir();
-  const running = await startOn(dataDir);
-  const postmaster = await postmasterOf(dataDir);
+test(
+  'when a service still runs on the DATA_DIR, then a second start on it fails and leaves that database alone',
+  async () => {
+    const dataDir = await freshDataDir();
+    const running = await startOn(dataDir);
+    const postmaster = await postmasterOf(dataDir);
 
-  await expect(startOn(dataDir)).rejects.toThrow(/belongs to service process \d+, which is still running/);
-  expect(await isRunning(postmaster)).toBe(true);
-  expect((await running.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
-}, TWO_STARTS_MS);
+    await expect(startOn(dataDir)).rejects.toThrow(/belongs to service process \d+, which is still running/);
+    expect(await isRunning(postmaster)).toBe(true);
+    expect((await running.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
+  },
+  TWO_STARTS_MS,
+);

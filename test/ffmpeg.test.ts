@@ -35,7 +35,11 @@ describe('ffmpeg remux and probe', () => {
   afterAll(async () => {
     // Should an abort test fail, an ffmpeg still waits on its FIFO: a writer that goes away
     // at once gives it the end of its input.
-    if (fifo) await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then((handle) => handle.close(), () => {});
+    if (fifo)
+      await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then(
+        (handle) => handle.close(),
+        () => {},
+      );
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -108,12 +112,18 @@ describe('ffmpeg remux and probe', () => {
     test.each([
       ['an HLS playlist', () => `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:3,\nfile://${secret}\n#EXT-X-ENDLIST\n`],
       ['an ffconcat list', () => `ffconcat version 1.0\nfile '${path.relative(work, secret)}'\nfile 'file:${secret}'\n`],
-      ['a DASH MPD', () => `<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT3S" profiles="urn:mpeg:dash:profile:isoff-on-demand:2011"><BaseURL>file://${secret}</BaseURL><Period><AdaptationSet mimeType="video/mp4"><Representation id="1" bandwidth="1000"><SegmentBase/></Representation></AdaptationSet></Period></MPD>\n`],
+      [
+        'a DASH MPD',
+        () =>
+          `<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT3S" profiles="urn:mpeg:dash:profile:isoff-on-demand:2011"><BaseURL>file://${secret}</BaseURL><Period><AdaptationSet mimeType="video/mp4"><Representation id="1" bandwidth="1000"><SegmentBase/></Representation></AdaptationSet></Period></MPD>\n`,
+      ],
     ])('when an input is %s naming a local file, then remux and probe refuse it as unsupported_source and ffmpeg opens nothing', async (_kind, body) => {
       const input = path.join(work, 'track0');
       await writeFile(input, body());
 
-      await expect(remux({ ffmpeg, inputs: [input], output: path.join(work, 'out'), maxBytes: MAX_BYTES, signal })).rejects.toMatchObject({ code: 'unsupported_source' });
+      await expect(remux({ ffmpeg, inputs: [input], output: path.join(work, 'out'), maxBytes: MAX_BYTES, signal })).rejects.toMatchObject({
+        code: 'unsupported_source',
+      });
       await expect(probe({ ffmpeg, file: input })).rejects.toMatchObject({ code: 'unsupported_source' });
       expect(await readdir(work)).toEqual(['track0']);
     });
@@ -122,7 +132,14 @@ describe('ffmpeg remux and probe', () => {
       const input = path.join(work, 'declared');
       await writeFile(input, `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:3,\nfile://${secret}\n#EXT-X-ENDLIST\n`);
       // Declared MPEG-TS, the MPEG-TS demuxer is forced: it finds no stream in a playlist.
-      const failure = await remux({ ffmpeg, inputs: [input], output: path.join(work, 'declared-out'), maxBytes: MAX_BYTES, signal, declaredType: 'video/mp2t' }).catch((error: unknown) => error);
+      const failure = await remux({
+        ffmpeg,
+        inputs: [input],
+        output: path.join(work, 'declared-out'),
+        maxBytes: MAX_BYTES,
+        signal,
+        declaredType: 'video/mp2t',
+      }).catch((error: unknown) => error);
       expect(failure).toMatchObject({ code: 'processing_failed' });
       await expect(probe({ ffmpeg, file: input, declaredType: 'application/vnd.apple.mpegurl' })).rejects.toMatchObject({ code: 'unsupported_source' });
       await rm(input);
@@ -130,7 +147,9 @@ describe('ffmpeg remux and probe', () => {
 
     test('when an input is a FIFO, then it is refused without being opened', async () => {
       const pipe = await makeFifo(await mkdtemp(path.join(dir, 'fifo-input-')));
-      await expect(remux({ ffmpeg, inputs: [pipe], output: path.join(work, 'fifo-out'), maxBytes: MAX_BYTES, signal, declaredType: 'video/mp2t' })).rejects.toMatchObject({ code: 'unsupported_source' });
+      await expect(
+        remux({ ffmpeg, inputs: [pipe], output: path.join(work, 'fifo-out'), maxBytes: MAX_BYTES, signal, declaredType: 'video/mp2t' }),
+      ).rejects.toMatchObject({ code: 'unsupported_source' });
     });
   });
 
@@ -158,7 +177,9 @@ describe('ffmpeg remux and probe', () => {
     if (!mounted) return;
     try {
       expect((await stat(mediaPath('big.mp4'))).size).toBeGreaterThan(1024 * 1024);
-      const failure = await remux({ ffmpeg, inputs: [mediaPath('big.mp4')], output: path.join(full, 'out'), maxBytes: MAX_BYTES, signal }).catch((error: unknown) => error);
+      const failure = await remux({ ffmpeg, inputs: [mediaPath('big.mp4')], output: path.join(full, 'out'), maxBytes: MAX_BYTES, signal }).catch(
+        (error: unknown) => error,
+      );
 
       expect(failure).toMatchObject({ code: 'storage_full', retryable: false });
       expect(await readdir(full)).toEqual([]);
@@ -172,7 +193,10 @@ describe('ffmpeg remux and probe', () => {
     const output = path.join(work, 'endless.raw');
     const started = Date.now();
     // An endless picture as raw frames of 900 KiB each, with nothing but the watch to stop it.
-    const run = runFfmpeg(ffmpeg, ['-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=640x480:rate=25', '-f', 'rawvideo', fileUrl(output)], { ...MINUTE, output: { file: output, maxBytes: 1_000_000 } });
+    const run = runFfmpeg(ffmpeg, ['-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=640x480:rate=25', '-f', 'rawvideo', fileUrl(output)], {
+      ...MINUTE,
+      output: { file: output, maxBytes: 1_000_000 },
+    });
 
     await expect(run).rejects.toMatchObject({ code: 'source_too_large' });
     expect(Date.now() - started).toBeLessThan(5_000);

@@ -138,7 +138,7 @@ describe('HLS AES-128', () => {
     expect(first.equals(await readFile(path.join(fixtures.ts.dir, clear[0]!)))).toBe(true);
   });
 
-  test('when the key has no IV, then each segment\'s IV is its media sequence number, which is what decrypts it', async () => {
+  test("when the key has no IV, then each segment's IV is its media sequence number, which is what decrypts it", async () => {
     const url = serve('aes-sequence', '/aes-sequence');
     const clear = writtenSegments(fixtures.ts.dir, /^seg(\d+)\.ts$/);
     const [track] = (await plan(url)).tracks;
@@ -264,7 +264,8 @@ describe('HLS refusals', () => {
     ['METHOD=SAMPLE-AES-CTR', (text: string) => text.replace('METHOD=AES-128', 'METHOD=SAMPLE-AES-CTR'), /SAMPLE-AES-CTR/],
     [
       'FairPlay',
-      (text: string) => text.replace('METHOD=AES-128', 'METHOD=SAMPLE-AES').replace('URI="aes.key"', 'URI="skd://key",KEYFORMAT="com.apple.streamingkeydelivery"'),
+      (text: string) =>
+        text.replace('METHOD=AES-128', 'METHOD=SAMPLE-AES').replace('URI="aes.key"', 'URI="skd://key",KEYFORMAT="com.apple.streamingkeydelivery"'),
       /FairPlay.*com\.apple\.streamingkeydelivery/,
     ],
     ['Widevine', (text: string) => text.replace('URI="aes.key"', 'URI="aes.key",KEYFORMAT="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"'), /Widevine/],

@@ -70,7 +70,10 @@ function watchLargestFile(dir: string): { stop(): Promise<number> } {
     while (running) {
       const names = await readdir(dir, { recursive: true }).catch(() => []);
       for (const name of names) {
-        const size = await stat(path.join(dir, name)).then((stats) => (stats.isFile() ? stats.size : 0), () => 0);
+        const size = await stat(path.join(dir, name)).then(
+          (stats) => (stats.isFile() ? stats.size : 0),
+          () => 0,
+        );
         largest = Math.max(largest, size);
       }
       await sleep(2);
@@ -87,7 +90,15 @@ function watchLargestFile(dir: string): { stop(): Promise<number> } {
 
 /** A VOD media playlist of `segments` (URIs relative to it), one second each. */
 function mediaPlaylist(segments: string[]): string {
-  return ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:1', '#EXT-X-PLAYLIST-TYPE:VOD', ...segments.flatMap((uri) => ['#EXTINF:1.0,', uri]), '#EXT-X-ENDLIST', ''].join('\n');
+  return [
+    '#EXTM3U',
+    '#EXT-X-VERSION:3',
+    '#EXT-X-TARGETDURATION:1',
+    '#EXT-X-PLAYLIST-TYPE:VOD',
+    ...segments.flatMap((uri) => ['#EXTINF:1.0,', uri]),
+    '#EXT-X-ENDLIST',
+    '',
+  ].join('\n');
 }
 
 describe('declared content types', () => {
@@ -98,15 +109,18 @@ describe('declared content types', () => {
     ['video/(a+)+', 'a pattern that takes exponential time'],
     ['video/(', 'a pattern that does not compile'],
     ['video/x, text/html', 'two types in one'],
-  ])('when unrecognised bytes are declared %p (%s), then the download fails as unsupported_source, the API answering throughout, and no file is left', async (contentType) => {
-    const name = `${'a'.repeat(32)}!`;
-    const url = source.content(`/declared/${encodeURIComponent(contentType)}/${name}`, unrecognised, { contentType });
-    // With a dot before the a's, a pattern made of the type would backtrack 2^32 times on this name.
-    const done = await download(app, { url, filename: `clip.${'a'.repeat(32)}!` });
+  ])(
+    'when unrecognised bytes are declared %p (%s), then the download fails as unsupported_source, the API answering throughout, and no file is left',
+    async (contentType) => {
+      const name = `${'a'.repeat(32)}!`;
+      const url = source.content(`/declared/${encodeURIComponent(contentType)}/${name}`, unrecognised, { contentType });
+      // With a dot before the a's, a pattern made of the type would backtrack 2^32 times on this name.
+      const done = await download(app, { url, filename: `clip.${'a'.repeat(32)}!` });
 
-    expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', retryable: false }, file: null });
-    await expectNothingStored(app, done.id);
-  });
+      expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', retryable: false }, file: null });
+      await expectNothingStored(app, done.id);
+    },
+  );
 
   test('when a real MP4 is declared "video/x, text/html", then it is stored and served as video/mp4', async () => {
     const url = source.file('/declared/both.mp4', mediaPath('clip.mp4'), { contentType: 'video/x, text/html' });

@@ -56,7 +56,9 @@ const junkUri = fc.oneof(
 
 const hlsLine = fc.oneof(
   fc.tuple(bigNumber, bigNumber).map(([length, offset]) => `#EXT-X-BYTERANGE:${length}@${offset}`),
-  fc.tuple(fc.constantFrom('AES-128', 'NONE', 'SAMPLE-AES', 'X'), junkUri, fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), maxLength: 40 })).map(([method, uri, iv]) => `#EXT-X-KEY:METHOD=${method},URI="${uri}",IV=0x${iv}`),
+  fc
+    .tuple(fc.constantFrom('AES-128', 'NONE', 'SAMPLE-AES', 'X'), junkUri, fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), maxLength: 40 }))
+    .map(([method, uri, iv]) => `#EXT-X-KEY:METHOD=${method},URI="${uri}",IV=0x${iv}`),
   junkUri.map((uri) => `#EXT-X-MAP:URI="${uri}"`),
   bigNumber.map((value) => `#EXT-X-MEDIA-SEQUENCE:${value}`),
   bigNumber.map((value) => `#EXTINF:${value},`),
@@ -66,8 +68,17 @@ const hlsLine = fc.oneof(
 
 /** The real playlist (its URIs made absolute) with lines put in, or a playlist of generated lines only. */
 function hlsDocument(): fc.Arbitrary<string> {
-  const real = hlsText.split('\n').map((line) => (line && !line.startsWith('#') ? new URL(line, hlsUrl).href : line)).join('\n');
-  return fc.oneof(insertedAnywhere(real, hlsLine.map((line) => `\n${line}\n`)), fc.array(hlsLine, { maxLength: 200 }).map((lines) => ['#EXTM3U', ...lines].join('\n')));
+  const real = hlsText
+    .split('\n')
+    .map((line) => (line && !line.startsWith('#') ? new URL(line, hlsUrl).href : line))
+    .join('\n');
+  return fc.oneof(
+    insertedAnywhere(
+      real,
+      hlsLine.map((line) => `\n${line}\n`),
+    ),
+    fc.array(hlsLine, { maxLength: 200 }).map((lines) => ['#EXTM3U', ...lines].join('\n')),
+  );
 }
 
 const dashAttribute = fc.tuple(fc.constantFrom('duration', 'timescale', 'startNumber', 'endNumber', 'r', 'd', 't', 'mediaPresentationDuration'), bigNumber);
@@ -75,10 +86,13 @@ const dashAttribute = fc.tuple(fc.constantFrom('duration', 'timescale', 'startNu
 /** The real manifest with attribute values replaced or added, or a few generated elements. */
 function dashDocument(): fc.Arbitrary<string> {
   const edited = fc.array(dashAttribute, { minLength: 1, maxLength: 4 }).map((edits) =>
-    edits.reduce((text, [name, value]) => {
-      const existing = new RegExp(`\\b${name}="[^"]*"`);
-      return existing.test(text) ? text.replace(existing, `${name}="${value}"`) : text.replace('<SegmentTemplate ', `<SegmentTemplate ${name}="${value}" `);
-    }, dashText.replace('<Period', `<BaseURL>${new URL('.', dashUrl).href}</BaseURL><Period`)),
+    edits.reduce(
+      (text, [name, value]) => {
+        const existing = new RegExp(`\\b${name}="[^"]*"`);
+        return existing.test(text) ? text.replace(existing, `${name}="${value}"`) : text.replace('<SegmentTemplate ', `<SegmentTemplate ${name}="${value}" `);
+      },
+      dashText.replace('<Period', `<BaseURL>${new URL('.', dashUrl).href}</BaseURL><Period`),
+    ),
   );
   const made = fc.tuple(fc.array(dashAttribute, { maxLength: 4 }), fc.nat({ max: 300 }), junkUri).map(([attributes, baseUrls, uri]) => {
     const attrs = attributes.map(([name, value]) => `${name}="${value}"`).join(' ');
@@ -100,7 +114,9 @@ function pageDocument(): fc.Arbitrary<string> {
     fc.nat({ max: 50_000 }).map((depth) => `<script type="application/ld+json">${'['.repeat(depth)}${']'.repeat(depth)}</script>`),
     hostlessText(100),
   );
-  return fc.array(piece, { minLength: 1, maxLength: 6 }).map((pieces) => `<!doctype html><html><head><title>t</title></head><body>${pieces.join('\n')}</body></html>`);
+  return fc
+    .array(piece, { minLength: 1, maxLength: 6 })
+    .map((pieces) => `<!doctype html><html><head><title>t</title></head><body>${pieces.join('\n')}</body></html>`);
 }
 
 async function expectEnded(url: string): Promise<void> {

@@ -47,27 +47,36 @@ function mpd(representation: string, extra = ''): string {
 const dash = (name: string, text: string) => source.content(`/hostile/${name}.mpd`, text, { contentType: 'application/dash+xml' });
 
 test('when a 448-byte MPD asks for two billion segments with endNumber, then the download fails as source_too_large and the service stays up', async () => {
-  const text = mpd('<Representation id="v" bandwidth="1" width="2" height="2"><SegmentTemplate media="s$Number$.m4s" initialization="i.mp4" duration="1" endNumber="2000000000"/></Representation>');
+  const text = mpd(
+    '<Representation id="v" bandwidth="1" width="2" height="2"><SegmentTemplate media="s$Number$.m4s" initialization="i.mp4" duration="1" endNumber="2000000000"/></Representation>',
+  );
   const done = await downloadWhileProbing(dash('end-number', text));
   expect(done).toMatchObject({ status: 'failed', error: { code: 'source_too_large', retryable: false } });
   expect(done.error?.message).toMatch(/2000000000 segments.*MAX_SEGMENTS/);
 });
 
 test('when an MPD repeats a SegmentTimeline entry a trillion times, then the download fails as source_too_large', async () => {
-  const text = mpd('<Representation id="v" bandwidth="1"><SegmentTemplate media="s$Time$.m4s" initialization="i.mp4"><SegmentTimeline><S t="0" d="1" r="1000000000000"/></SegmentTimeline></SegmentTemplate></Representation>');
+  const text = mpd(
+    '<Representation id="v" bandwidth="1"><SegmentTemplate media="s$Time$.m4s" initialization="i.mp4"><SegmentTimeline><S t="0" d="1" r="1000000000000"/></SegmentTimeline></SegmentTemplate></Representation>',
+  );
   const done = await downloadWhileProbing(dash('timeline', text));
   expect(done).toMatchObject({ status: 'failed', error: { code: 'source_too_large' } });
 });
 
 test('when an MPD has segments of a nanosecond, then the download fails as source_too_large instead of counting ten billion of them', async () => {
-  const text = mpd('<Representation id="v" bandwidth="1"><SegmentTemplate media="s$Number$.m4s" initialization="i.mp4" duration="1" timescale="1000000000"/></Representation>');
+  const text = mpd(
+    '<Representation id="v" bandwidth="1"><SegmentTemplate media="s$Number$.m4s" initialization="i.mp4" duration="1" timescale="1000000000"/></Representation>',
+  );
   const done = await downloadWhileProbing(dash('tiny-duration', text));
   expect(done).toMatchObject({ status: 'failed', error: { code: 'source_too_large' } });
 });
 
 test('when an MPD multiplies BaseURLs on every level, then the download fails as source_too_large before they are multiplied out', async () => {
   const baseUrls = (count: number) => Array.from({ length: count }, (_unused, index) => `<BaseURL>b${index}/</BaseURL>`).join('');
-  const text = mpd(`${baseUrls(40)}<Representation id="v" bandwidth="1">${baseUrls(40)}<SegmentTemplate media="s$Number$.m4s" duration="1"/></Representation>`, baseUrls(40));
+  const text = mpd(
+    `${baseUrls(40)}<Representation id="v" bandwidth="1">${baseUrls(40)}<SegmentTemplate media="s$Number$.m4s" duration="1"/></Representation>`,
+    baseUrls(40),
+  );
   const done = await downloadWhileProbing(dash('base-urls', text));
   expect(done).toMatchObject({ status: 'failed', error: { code: 'source_too_large' } });
   expect(done.error?.message).toMatch(/Representations/);
@@ -80,7 +89,9 @@ test('when an MPD pads segment numbers to a billion digits, then the download fa
 });
 
 test('when an MPD points its segments at file: URLs, then the download fails as unsupported_source without reading them', async () => {
-  const text = mpd('<Representation id="v" bandwidth="1"><BaseURL>file:///etc/</BaseURL><SegmentTemplate media="passwd" initialization="hostname"/></Representation>');
+  const text = mpd(
+    '<Representation id="v" bandwidth="1"><BaseURL>file:///etc/</BaseURL><SegmentTemplate media="passwd" initialization="hostname"/></Representation>',
+  );
   const done = await downloadWhileProbing(dash('file-urls', text));
   expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', message: expect.stringMatching(/file: URL/) } });
 });
@@ -110,7 +121,16 @@ test('when a source answers a byte range with the whole file, then the bytes bef
   // One small range far into a file whose server ignores Range: honest bytes are few, read bytes many.
   source.file('/hostile/no-ranges.mp4', file, { ranges: false });
   const offset = size - 1000;
-  const playlist = ['#EXTM3U', '#EXT-X-VERSION:4', '#EXT-X-TARGETDURATION:1', '#EXT-X-PLAYLIST-TYPE:VOD', '#EXTINF:1,', `#EXT-X-BYTERANGE:1000@${offset}`, 'no-ranges.mp4', '#EXT-X-ENDLIST'].join('\n');
+  const playlist = [
+    '#EXTM3U',
+    '#EXT-X-VERSION:4',
+    '#EXT-X-TARGETDURATION:1',
+    '#EXT-X-PLAYLIST-TYPE:VOD',
+    '#EXTINF:1,',
+    `#EXT-X-BYTERANGE:1000@${offset}`,
+    'no-ranges.mp4',
+    '#EXT-X-ENDLIST',
+  ].join('\n');
   const done = await downloadWhileProbing(source.content('/hostile/ranged.m3u8', playlist, { contentType: 'application/vnd.apple.mpegurl' }));
   expect(done).toMatchObject({ status: 'failed', error: { code: 'source_too_large' } });
   const sent = source.requestsFor('/hostile/no-ranges.mp4').reduce((sum, request) => sum + request.bytesSent, 0);
@@ -120,7 +140,12 @@ test('when a source answers a byte range with the whole file, then the bytes bef
 describe('the document reader', () => {
   const maxSegments = loadConfig({}).maxSegments;
   const playlist = (segments: number, uriLength: number) =>
-    ['#EXTM3U', '#EXT-X-TARGETDURATION:1', ...Array.from({ length: segments }, (_unused, index) => `#EXTINF:1,\n${String(index).padStart(uriLength, 'a')}.ts`), '#EXT-X-ENDLIST'].join('\n');
+    [
+      '#EXTM3U',
+      '#EXT-X-TARGETDURATION:1',
+      ...Array.from({ length: segments }, (_unused, index) => `#EXTINF:1,\n${String(index).padStart(uriLength, 'a')}.ts`),
+      '#EXT-X-ENDLIST',
+    ].join('\n');
 
   test('when a document needs more memory than its thread has, then the read fails as source_too_large and the next read still works', async () => {
     const reader = new DocumentReader({ heapMb: 16, timeoutMs: 30_000 });
@@ -136,7 +161,7 @@ describe('the document reader', () => {
     }
   });
 
-  test('when a manifest makes its parser complain 200 000 times, then nothing of it reaches the service\'s output', async () => {
+  test("when a manifest makes its parser complain 200 000 times, then nothing of it reaches the service's output", async () => {
     const reader = new DocumentReader();
     let written = 0;
     const streams = [process.stdout, process.stderr];
@@ -149,7 +174,9 @@ describe('the document reader', () => {
     }
     try {
       const text = mpd(`<Representation id="v" bandwidth="1"><BaseURL>clip.mp4</BaseURL></Representation><X>${'&zz;'.repeat(200_000)}</X>`);
-      const plan = await reader.dash({ url: 'http://127.0.0.1/m.mpd', text, quality: 'best', maxSegments }, AbortSignal.timeout(60_000)).catch((error: unknown) => error);
+      const plan = await reader
+        .dash({ url: 'http://127.0.0.1/m.mpd', text, quality: 'best', maxSegments }, AbortSignal.timeout(60_000))
+        .catch((error: unknown) => error);
       expect(plan).toBeDefined();
       // Output of a thread reaches this process's streams asynchronously; a moment for any of it to arrive.
       await new Promise((resolve) => setTimeout(resolve, 500));

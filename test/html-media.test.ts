@@ -29,11 +29,7 @@ describe('findMediaInPage: video elements', () => {
     const body = `
       <video src="/first.mp4"><source src="blob:https://site.example/1234"><source src="second.webm" type="video/webm"></video>
       <div><video poster="p.jpg"><source src="data:video/mp4;base64,AAAA"><source src="//cdn.example/third.mp4"></video></div>`;
-    expect(candidatesOf(page('', body))).toEqual([
-      'https://site.example/first.mp4',
-      'https://site.example/watch/second.webm',
-      'https://cdn.example/third.mp4',
-    ]);
+    expect(candidatesOf(page('', body))).toEqual(['https://site.example/first.mp4', 'https://site.example/watch/second.webm', 'https://cdn.example/third.mp4']);
   });
 
   test('when <source> belongs to a <picture> or an <audio>, then it is not a video', () => {
@@ -217,14 +213,77 @@ describe('manifestUrlsInText against the regular expression it replaced', () => 
   const MANIFEST_END = String.raw`\.(?:m3u8|mpd)(?![\w/-])(?:[?#]${URL_CHAR}*)?`;
   const MANIFEST_URL = new RegExp(String.raw`(?:https?:)?//${URL_CHAR}+?${MANIFEST_END}|(?<=["'])/(?!/)${URL_CHAR}*?${MANIFEST_END}(?=["'])`, 'gi');
   const regexUrls = (html: string) => {
-    const unescaped = html.replace(/\\u([0-9a-fA-F]{4})|\\\//g, (_escape, hex?: string) => (hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16))));
+    const unescaped = html.replace(/\\u([0-9a-fA-F]{4})|\\\//g, (_escape, hex?: string) =>
+      hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16)),
+    );
     return Array.from(decodeHTML(unescaped).matchAll(MANIFEST_URL), (match) => match[0]);
   };
 
   const pieces = [
-    '/', '//', '.', ':', '?', '#', '"', "'", ' ', '\n', '\t', '\u00a0', '\u2028', '-', '_', '=', '&', ',', 'a', 'Z', '0', '8', 'é', 'ſ',
-    'm3u8', 'M3U8', 'mpd', 'MpD', 'm3u', 'mp', '.m', 'u8', 'pd', '.m3u8', '.mpd', '.m\u0013u8', '.M3U\u0018', 'httpſ:', 'h', 'ttp', 's:', 'http', 'HTTPS', 'https', 'http:', 'https://', 'HTTP://', 'HttPS://', 'ftp://',
-    '<', '>', '(', ')', '[', '}', '`', '\\', '\\/', '\\u002F', '\\u0022', '&amp;', '&quot;', '&#47;', '&sol;',
+    '/',
+    '//',
+    '.',
+    ':',
+    '?',
+    '#',
+    '"',
+    "'",
+    ' ',
+    '\n',
+    '\t',
+    '\u00a0',
+    '\u2028',
+    '-',
+    '_',
+    '=',
+    '&',
+    ',',
+    'a',
+    'Z',
+    '0',
+    '8',
+    'é',
+    'ſ',
+    'm3u8',
+    'M3U8',
+    'mpd',
+    'MpD',
+    'm3u',
+    'mp',
+    '.m',
+    'u8',
+    'pd',
+    '.m3u8',
+    '.mpd',
+    '.m\u0013u8',
+    '.M3U\u0018',
+    'httpſ:',
+    'h',
+    'ttp',
+    's:',
+    'http',
+    'HTTPS',
+    'https',
+    'http:',
+    'https://',
+    'HTTP://',
+    'HttPS://',
+    'ftp://',
+    '<',
+    '>',
+    '(',
+    ')',
+    '[',
+    '}',
+    '`',
+    '\\',
+    '\\/',
+    '\\u002F',
+    '\\u0022',
+    '&amp;',
+    '&quot;',
+    '&#47;',
+    '&sol;',
   ];
   const pageText = fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((parts) => parts.join(''));
 
@@ -239,10 +298,16 @@ describe('manifestUrlsInText against the regular expression it replaced', () => 
 
   test('when texts are ordinary pages with URLs in scripts, attributes and prose, then the scanner finds exactly what the regex found', () => {
     const url = fc
-      .tuple(fc.constantFrom('https://cdn.example', '//cdn.example', '', 'http://a.b'), fc.constantFrom('/v/master', '/x', '/a.b/c', ''), fc.constantFrom('.m3u8', '.mpd', '.MPD', '.m3u8x', '.mp4'))
+      .tuple(
+        fc.constantFrom('https://cdn.example', '//cdn.example', '', 'http://a.b'),
+        fc.constantFrom('/v/master', '/x', '/a.b/c', ''),
+        fc.constantFrom('.m3u8', '.mpd', '.MPD', '.m3u8x', '.mp4'),
+      )
       .chain(([origin, path, extension]) => fc.constantFrom('', '?a=1&amp;b=2', '#t=3', '/').map((tail) => origin + path + extension + tail));
     const context = fc.constantFrom(['"', '"'], ["'", "'"], [' ', ' '], ['(', ')'], ['=', '&'], ['\\"', '\\"']);
-    const text = fc.array(fc.tuple(context, url), { maxLength: 8 }).map((parts) => parts.map(([[open, close], written]) => `x${open}${written}${close}`).join(' '));
+    const text = fc
+      .array(fc.tuple(context, url), { maxLength: 8 })
+      .map((parts) => parts.map(([[open, close], written]) => `x${open}${written}${close}`).join(' '));
     fc.assert(
       fc.property(text, (page) => {
         expect(manifestUrlsInText(page)).toEqual(regexUrls(page));
@@ -252,7 +317,7 @@ describe('manifestUrlsInText against the regular expression it replaced', () => 
   });
 });
 
-describe('walkHtml against htmlparser2\'s parseDocument', () => {
+describe("walkHtml against htmlparser2's parseDocument", () => {
   type Node = string | { name: string; attributes: Record<string, string>; within: string[]; children: Node[] };
 
   const ANCESTORS_ASKED = ['video', 'svg', 'script', 'title'];
@@ -270,7 +335,12 @@ describe('walkHtml against htmlparser2\'s parseDocument', () => {
     walkHtml(html, {
       open(element, ancestors) {
         expect(element.depth).toBe(open.length - 1);
-        const node = { name: element.name, attributes: Object.fromEntries(element.attributes), within: ANCESTORS_ASKED.filter((name) => ancestors.has(name)), children: [] };
+        const node = {
+          name: element.name,
+          attributes: Object.fromEntries(element.attributes),
+          within: ANCESTORS_ASKED.filter((name) => ancestors.has(name)),
+          children: [],
+        };
         open.at(-1)!.children.push(node);
         open.push(node);
       },
@@ -307,15 +377,92 @@ describe('walkHtml against htmlparser2\'s parseDocument', () => {
   }
 
   const markup = [
-    '<meta property="og:video" content=/m.mp4>', '<meta name=twitter:title content="a &amp; b">', '<base>', '<base href="/b/">',
-    '<video>', '</video>', '<source src="/a.mp4">', '<VIDEO SRC=Y>', '<svg>', '</svg>', '<svg/>', '<Svg>', '<title>', '</title>', '<title/>',
-    '<title a="1" a="2">', '<div>', '</div>', '<p>', '</p>', '<a href=x>', '</a>', '<form>', '</form>', '<math>', '</math>', '<mi>',
-    '<foreignObject>', '</foreignobject>', '<clipPath>', '</clippath>', '<desc>', '<path/>', '<x/>', '<b>', '</b>', '<i>', '</i>',
-    '<script type="application/ld+json">', '<script TYPE=" Application/LD+JSON ">', '{"@type":"VideoObject"}', '<script>', '</script>',
-    '<style>', '</style>', '<textarea>', '</textarea>', '<xmp>',
-    '<br/>', '</br>', '<img>', '<image>', '</image>', '<input>', '<select>', '<option>', '<li>', '<table>', '<tr>', '<td>', '<th>',
-    '<tbody>', '<thead>', '<h1>', '<dd>', '<rt>', '<body>', '<head>', '<meta name=a content=b>', '<base href=x>', '<plaintext>',
-    '<!--c-->', '<![CDATA[d]]>', '<!doctype html>', '<?pi?>', '&amp;', '&lt;', '&quot', 'text', ' ', '<', '>', '"', '/', '=', '</',
+    '<meta property="og:video" content=/m.mp4>',
+    '<meta name=twitter:title content="a &amp; b">',
+    '<base>',
+    '<base href="/b/">',
+    '<video>',
+    '</video>',
+    '<source src="/a.mp4">',
+    '<VIDEO SRC=Y>',
+    '<svg>',
+    '</svg>',
+    '<svg/>',
+    '<Svg>',
+    '<title>',
+    '</title>',
+    '<title/>',
+    '<title a="1" a="2">',
+    '<div>',
+    '</div>',
+    '<p>',
+    '</p>',
+    '<a href=x>',
+    '</a>',
+    '<form>',
+    '</form>',
+    '<math>',
+    '</math>',
+    '<mi>',
+    '<foreignObject>',
+    '</foreignobject>',
+    '<clipPath>',
+    '</clippath>',
+    '<desc>',
+    '<path/>',
+    '<x/>',
+    '<b>',
+    '</b>',
+    '<i>',
+    '</i>',
+    '<script type="application/ld+json">',
+    '<script TYPE=" Application/LD+JSON ">',
+    '{"@type":"VideoObject"}',
+    '<script>',
+    '</script>',
+    '<style>',
+    '</style>',
+    '<textarea>',
+    '</textarea>',
+    '<xmp>',
+    '<br/>',
+    '</br>',
+    '<img>',
+    '<image>',
+    '</image>',
+    '<input>',
+    '<select>',
+    '<option>',
+    '<li>',
+    '<table>',
+    '<tr>',
+    '<td>',
+    '<th>',
+    '<tbody>',
+    '<thead>',
+    '<h1>',
+    '<dd>',
+    '<rt>',
+    '<body>',
+    '<head>',
+    '<meta name=a content=b>',
+    '<base href=x>',
+    '<plaintext>',
+    '<!--c-->',
+    '<![CDATA[d]]>',
+    '<!doctype html>',
+    '<?pi?>',
+    '&amp;',
+    '&lt;',
+    '&quot',
+    'text',
+    ' ',
+    '<',
+    '>',
+    '"',
+    '/',
+    '=',
+    '</',
   ];
   const page = fc.array(fc.constantFrom(...markup), { maxLength: 40 }).map((parts) => parts.join(''));
 

@@ -30,16 +30,18 @@ function dashRefusal(schemeIdUri: string): DownloadError {
 }
 
 describe('DRM key systems', () => {
-  test.each(Object.entries(KEY_SYSTEMS).flatMap(([identifier, name]) => [[identifier, name], [identifier.toUpperCase(), name]]))(
-    'when a stream is protected by %s, then HLS and DASH both refuse it as drm_protected and name it %s',
-    (identifier, name) => {
-      const hls = hlsRefusal(identifier);
-      const dash = dashRefusal(identifier);
-      expect([hls.code, dash.code]).toEqual(['drm_protected', 'drm_protected']);
-      expect(hls.message).toContain(`protected by ${name} (KEYFORMAT="${identifier}")`);
-      expect(dash.message).toContain(`DRM-protected (${name})`);
-    },
-  );
+  test.each(
+    Object.entries(KEY_SYSTEMS).flatMap(([identifier, name]) => [
+      [identifier, name],
+      [identifier.toUpperCase(), name],
+    ]),
+  )('when a stream is protected by %s, then HLS and DASH both refuse it as drm_protected and name it %s', (identifier, name) => {
+    const hls = hlsRefusal(identifier);
+    const dash = dashRefusal(identifier);
+    expect([hls.code, dash.code]).toEqual(['drm_protected', 'drm_protected']);
+    expect(hls.message).toContain(`protected by ${name} (KEYFORMAT="${identifier}")`);
+    expect(dash.message).toContain(`DRM-protected (${name})`);
+  });
 
   test('when a stream names a key system that is not known, then both refuse it and name what it said', () => {
     const identifier = 'urn:uuid:00000000-0000-0000-0000-000000000000';

@@ -141,7 +141,11 @@ test('when a source trickles a few bytes a second, under the idle timeout but be
     res.end();
   });
   const done = await download(strict, url);
-  expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'source_timeout', message: expect.stringMatching(/slower than the 1024 bytes a second/) } });
+  expect(done).toMatchObject({
+    status: 'failed',
+    attempts: 1,
+    error: { code: 'source_timeout', message: expect.stringMatching(/slower than the 1024 bytes a second/) },
+  });
   expect(Date.parse(done.updated_at) - Date.parse(done.started_at!)).toBeLessThan(10_000);
   await expectNothingStored(strict, done.id);
 });

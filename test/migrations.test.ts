@@ -28,12 +28,14 @@ const buildHash = (version: string | undefined): string | undefined => version?.
 
 // Node has WebAssembly; the Node typings of this TypeScript version do not declare it.
 type Descriptor = { module: string; name: string; kind: string };
-const wasm = (globalThis as unknown as {
-  WebAssembly: {
-    compile(bytes: Uint8Array): Promise<object>;
-    Module: { imports(module: object): Descriptor[]; exports(module: object): Descriptor[] };
-  };
-}).WebAssembly;
+const wasm = (
+  globalThis as unknown as {
+    WebAssembly: {
+      compile(bytes: Uint8Array): Promise<object>;
+      Module: { imports(module: object): Descriptor[]; exports(module: object): Descriptor[] };
+    };
+  }
+).WebAssembly;
 
 const native = findNativeSchemaEngine();
 if (!native.found) console.info(`migrations.test.ts: skipping the comparison with prisma migrate deploy: ${native.reason}`);
@@ -105,7 +107,9 @@ describe('the migrations', () => {
     const expected = await Promise.all(
       names.map(async (name) => ({
         migration_name: name,
-        checksum: createHash('sha256').update(await readFile(path.join(migrationsDir, name, 'migration.sql'))).digest('hex'),
+        checksum: createHash('sha256')
+          .update(await readFile(path.join(migrationsDir, name, 'migration.sql')))
+          .digest('hex'),
         finished: true,
         rolled_back: false,
         applied_steps_count: 1,

@@ -32,7 +32,13 @@ afterAll(async () => {
 test('when a queue created by an earlier start had other settings, then the next start brings it to the configuration', async () => {
   const first = await downloadQueue();
   await app.service.stop();
-  restarted = await startService({ ...app.config, port: Number(new URL(app.service.url).port), maxAttempts: 3, retryDelaySeconds: 5, downloadTimeoutSeconds: 36_000 });
+  restarted = await startService({
+    ...app.config,
+    port: Number(new URL(app.service.url).port),
+    maxAttempts: 3,
+    retryDelaySeconds: 5,
+    downloadTimeoutSeconds: 36_000,
+  });
 
   const now = await downloadQueue();
   // MAX_ATTEMPTS, plus room for attempts cut short by a shutdown.

@@ -50,9 +50,7 @@ describe('without API_KEYS', () => {
 
   test('when addresses share an IPv6 /56, then they share one budget, and the next /56 has its own', async () => {
     const statuses = await statusesOf(
-      ['2001:db8:1:100::1', '2001:db8:1:1ff::2', '2001:db8:1:1a0::3', '2001:db8:1:1b0::4', '2001:db8:1:200::1'].map(
-        (address) => () => read(app, address),
-      ),
+      ['2001:db8:1:100::1', '2001:db8:1:1ff::2', '2001:db8:1:1a0::3', '2001:db8:1:1b0::4', '2001:db8:1:200::1'].map((address) => () => read(app, address)),
     );
     expect(statuses).toEqual([404, 404, 404, 429, 404]);
   });

@@ -68,7 +68,11 @@ describe('fetching a planned stream', () => {
   }
 
   const requestsUnder = (prefix: string) => source.requests.filter((request) => request.path.startsWith(`/${prefix}/`));
-  const failureOf = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error);
+  const failureOf = (promise: Promise<unknown>) =>
+    promise.then(
+      () => null,
+      (error: unknown) => error,
+    );
 
   /** The source TS cut into byte ranges of whole TS packets, the way EXT-X-BYTERANGE cuts a file. */
   async function rangesOfSource(pieces: number): Promise<ByteRange[]> {
@@ -190,7 +194,11 @@ describe('fetching a planned stream', () => {
     const ctx = await context('resume');
     const fetched = await fetchPlan(ctx, plan, ffmpeg, { concurrency: 1 });
 
-    expect(requestsUnder('resume').slice(4).map((request) => path.basename(request.path))).toEqual(['seg003.ts', 'seg004.ts', 'seg005.ts']);
+    expect(
+      requestsUnder('resume')
+        .slice(4)
+        .map((request) => path.basename(request.path)),
+    ).toEqual(['seg003.ts', 'seg004.ts', 'seg005.ts']);
     expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
     // What was on disk counts from the start.
     const done = (await Promise.all(media.hlsSegments.slice(0, 3).map((file) => stat(file)))).reduce((sum, s) => sum + s.size, 0);
@@ -218,7 +226,11 @@ describe('fetching a planned stream', () => {
     const ranges = await rangesOfSource(3);
     const url = source.file('/no-ranges/source.ts', media.sourceTs, { ranges: false });
 
-    const fetched = await fetchPlan(await context('no-ranges'), { tracks: [{ kind: 'muxed', segments: ranges.map((byteRange) => ({ url, byteRange })) }] }, ffmpeg);
+    const fetched = await fetchPlan(
+      await context('no-ranges'),
+      { tracks: [{ kind: 'muxed', segments: ranges.map((byteRange) => ({ url, byteRange })) }] },
+      ffmpeg,
+    );
 
     expect(source.requestsFor('/no-ranges/source.ts').map((request) => request.status)).toEqual([200, 200, 200]);
     expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
@@ -240,7 +252,12 @@ describe('fetching a planned stream', () => {
     const video = source.file('/tracks/video.ts', media.videoOnlyTs);
     const audio = source.file('/tracks/audio.aac', media.audioOnlyAac);
     // Listed audio first: the order of the plan must not decide which input gives the video.
-    const plan: MediaPlan = { tracks: [{ kind: 'audio', segments: [{ url: audio }] }, { kind: 'video', segments: [{ url: video }] }] };
+    const plan: MediaPlan = {
+      tracks: [
+        { kind: 'audio', segments: [{ url: audio }] },
+        { kind: 'video', segments: [{ url: video }] },
+      ],
+    };
 
     const fetched = await fetchPlan(await context('tracks'), plan, ffmpeg);
 

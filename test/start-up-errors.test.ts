@@ -43,7 +43,8 @@ test('when the database cannot be reached, then the service exits non-zero with 
 });
 
 const asRoot = process.getuid?.() === 0;
-if (!asRoot) console.log('start-up-errors.test.ts: skipped the embedded PostgreSQL permission tests: they need root, where PostgreSQL runs as the `postgres` user');
+if (!asRoot)
+  console.log('start-up-errors.test.ts: skipped the embedded PostgreSQL permission tests: they need root, where PostgreSQL runs as the `postgres` user');
 
 describe('as root, with DATA_DIR inside a 0700 directory (what `mktemp -d` makes), which the `postgres` user cannot enter', () => {
   let locked: string;

@@ -122,13 +122,16 @@ describe('HLS', () => {
 });
 
 describe('DASH', () => {
-  test.each(['time', 'number', 'list', 'list-ranges', 'base', 'muxed'])('when the MPD is the %s kind, then video and audio are merged with the same frames', async (name) => {
-    const fixture = dash[name]!;
-    const done = await download(serveDashFixture(source, fixture, `/dash/${name}`));
-    expect(done.file).toMatchObject({ content_type: 'video/mp4', width: 320, height: 240 });
-    await expectSameVideo(done, fixture.videoSources[240]!);
-    expect((await frameHashes(await fetched(done), 'a')).length).toBeGreaterThan(0);
-  });
+  test.each(['time', 'number', 'list', 'list-ranges', 'base', 'muxed'])(
+    'when the MPD is the %s kind, then video and audio are merged with the same frames',
+    async (name) => {
+      const fixture = dash[name]!;
+      const done = await download(serveDashFixture(source, fixture, `/dash/${name}`));
+      expect(done.file).toMatchObject({ content_type: 'video/mp4', width: 320, height: 240 });
+      await expectSameVideo(done, fixture.videoSources[240]!);
+      expect((await frameHashes(await fetched(done), 'a')).length).toBeGreaterThan(0);
+    },
+  );
 
   test('when the MPD offers several heights, then quality picks one', async () => {
     const fixture = dash.multi!;
@@ -147,7 +150,10 @@ describe('web pages', () => {
     ['twitter:player:stream', (media: string) => page(`<title>Card</title><meta name="twitter:player:stream" content="${media}">`), 'Card'],
     [
       'JSON-LD VideoObject',
-      (media: string) => page(`<title>Linked data</title><script type="application/ld+json">{"@context":"https://schema.org","@type":"VideoObject","contentUrl":"${media}"}</script>`),
+      (media: string) =>
+        page(
+          `<title>Linked data</title><script type="application/ld+json">{"@context":"https://schema.org","@type":"VideoObject","contentUrl":"${media}"}</script>`,
+        ),
       'Linked data',
     ],
   ])('when the page carries its video in %s, then that video is downloaded under the page title', async (_kind, html, title) => {
@@ -160,7 +166,10 @@ describe('web pages', () => {
 
   test('when a script in the page names an HLS playlist, then the stream is downloaded', async () => {
     const playlist = serveHlsFixture(source, hls.ts, '/pages/hls');
-    const url = source.content('/pages/player.html', page('<title>Player</title>', `<script>var config = {"src": "${playlist.replaceAll('/', '\\/')}"};</script>`));
+    const url = source.content(
+      '/pages/player.html',
+      page('<title>Player</title>', `<script>var config = {"src": "${playlist.replaceAll('/', '\\/')}"};</script>`),
+    );
     const done = await download(url);
     await expectSameVideo(done, await joinedStream(hls.ts.dir, hls.ts.playlist));
   });

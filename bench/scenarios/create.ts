@@ -18,12 +18,24 @@ export async function benchCreate(bench: Bench, apiService: Server, insertApi: S
   // A port nothing listens on: the downloads are never meant to be fetched.
   const body = JSON.stringify({ url: `http://127.0.0.1:${await getPort({ host: '127.0.0.1' })}/never-fetched.mp4` });
   const post = (server: Server, durationSeconds: number) => () =>
-    runLoad({ url: `${server.url}/downloads`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, durationSeconds });
+    runLoad({
+      url: `${server.url}/downloads`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      connections: CONNECTIONS,
+      durationSeconds,
+    });
 
   await post(apiService, WARM_UP_SECONDS)();
   await post(insertApi, WARM_UP_SECONDS)();
   const label = 'Express + INSERT';
-  const results = await takeTurns(bench, ROUNDS, { ours: post(apiService, SECONDS), theirs: post(insertApi, SECONDS) }, (latest) => `service ${summary(latest.ours)}; ${label} ${summary(latest.theirs)}`);
+  const results = await takeTurns(
+    bench,
+    ROUNDS,
+    { ours: post(apiService, SECONDS), theirs: post(insertApi, SECONDS) },
+    (latest) => `service ${summary(latest.ours)}; ${label} ${summary(latest.theirs)}`,
+  );
   const figure = `POST /downloads, ${CONNECTIONS} connections`;
   const medianOf = (results: LoadResult[], pick: (result: LoadResult) => number) => median(results.map(pick));
   const compare = (what: string, pick: (result: LoadResult) => number, better: 'higher' | 'lower', format: (value: number) => string) =>

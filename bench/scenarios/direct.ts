@@ -45,7 +45,14 @@ export async function benchDirect(bench: Bench, service: Server, origin: Server)
   const figure = `Direct download of ${megabytes(size)}`;
   const rows = [
     row(`${figure}: throughput`, median(speeds.ours), { label: reference, value: median(speeds.theirs) }, 'higher', megabytesPerSecond, ratioAtLeast(0.9)),
-    row(`${figure}: service peak RSS`, Math.max(...peaks), { label: 'idle service', value: idle }, 'lower', megabytes, oursBelow(RSS_LIMIT, `ours < ${megabytes(RSS_LIMIT)}`)),
+    row(
+      `${figure}: service peak RSS`,
+      Math.max(...peaks),
+      { label: 'idle service', value: idle },
+      'lower',
+      megabytes,
+      oursBelow(RSS_LIMIT, `ours < ${megabytes(RSS_LIMIT)}`),
+    ),
   ];
   return { rows, download: download! };
 }

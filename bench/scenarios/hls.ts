@@ -28,11 +28,30 @@ export async function benchHls(bench: Bench, service: Server, slowOrigin: Server
       return createdToCompletedMs(download);
     },
     'ffmpeg -c copy': () =>
-      cleanAfter(timedRun(bench.ffmpeg, ['-nostdin', '-loglevel', 'error', '-y', '-i', url, '-c', 'copy', '-bsf:a', 'aac_adtstoasc', '-movflags', '+faststart', '-f', 'mp4', output])),
+      cleanAfter(
+        timedRun(bench.ffmpeg, [
+          '-nostdin',
+          '-loglevel',
+          'error',
+          '-y',
+          '-i',
+          url,
+          '-c',
+          'copy',
+          '-bsf:a',
+          'aac_adtstoasc',
+          '-movflags',
+          '+faststart',
+          '-f',
+          'mp4',
+          output,
+        ]),
+      ),
   };
   const ytDlp = bench.tools.ytDlp;
   if (ytDlp) {
-    contenders['yt-dlp'] = () => cleanAfter(timedRun(ytDlp, ['--quiet', '--no-warnings', '--no-cache-dir', '--no-part', '--ffmpeg-location', bench.ffmpeg, '--output', output, url]));
+    contenders['yt-dlp'] = () =>
+      cleanAfter(timedRun(ytDlp, ['--quiet', '--no-warnings', '--no-cache-dir', '--no-part', '--ffmpeg-location', bench.ffmpeg, '--output', output, url]));
   }
 
   const times = await takeTurns(bench, ROUNDS, contenders, (latest) =>
@@ -43,5 +62,14 @@ export async function benchHls(bench: Bench, service: Server, slowOrigin: Server
   const figure = `HLS, ${HLS_SEGMENTS} segments, ${latencyMs} ms latency: time`;
   return Object.keys(contenders)
     .filter((name) => name !== SERVICE)
-    .map((name, index) => row(figure, median(times[SERVICE]!), { label: name, value: median(times[name]!) }, 'lower', milliseconds, index === 0 ? ratioAtLeast(3, '≥ 3 (3× faster)') : null));
+    .map((name, index) =>
+      row(
+        figure,
+        median(times[SERVICE]!),
+        { label: name, value: median(times[name]!) },
+        'lower',
+        milliseconds,
+        index === 0 ? ratioAtLeast(3, '≥ 3 (3× faster)') : null,
+      ),
+    );
 }

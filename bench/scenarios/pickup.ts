@@ -24,7 +24,9 @@ export async function benchPickup(bench: Bench, service: Server, origin: Server,
   const p50 = percentile(ours, 50);
   const p99 = percentile(ours, 99);
   const slow = ours.filter((ms) => ms >= LIMIT_MS).length;
-  bench.progress(`pickup over ${DOWNLOADS}: p50 ${milliseconds(p50)}, p99 ${milliseconds(p99)}, max ${milliseconds(Math.max(...ours))}, ${slow} at ${LIMIT_MS} ms or more; LISTEN/NOTIFY floor p50 ${milliseconds(percentile(floor, 50))}`);
+  bench.progress(
+    `pickup over ${DOWNLOADS}: p50 ${milliseconds(p50)}, p99 ${milliseconds(p99)}, max ${milliseconds(Math.max(...ours))}, ${slow} at ${LIMIT_MS} ms or more; LISTEN/NOTIFY floor p50 ${milliseconds(percentile(floor, 50))}`,
+  );
   const label = 'bare LISTEN/NOTIFY';
   const figure = `Pickup, 202 to downloading, ${DOWNLOADS} downloads at ${1000 / INTERVAL_MS}/s`;
   return [
@@ -55,7 +57,9 @@ async function notifyFloor(databaseUrl: string): Promise<number[]> {
   const producer = new pg.Pool({ connectionString: databaseUrl });
   await worker.connect();
   try {
-    await producer.query('CREATE TABLE bench_pickup (id serial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT clock_timestamp(), started_at timestamptz)');
+    await producer.query(
+      'CREATE TABLE bench_pickup (id serial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT clock_timestamp(), started_at timestamptz)',
+    );
     // One connection takes one job at a time, like a worker would.
     let stamping = Promise.resolve();
     worker.on('notification', (message) => {
@@ -64,7 +68,9 @@ async function notifyFloor(databaseUrl: string): Promise<number[]> {
       });
     });
     await worker.query('LISTEN bench_pickup');
-    await paced(() => producer.query("WITH created AS (INSERT INTO bench_pickup DEFAULT VALUES RETURNING id) SELECT pg_notify('bench_pickup', id::text) FROM created"));
+    await paced(() =>
+      producer.query("WITH created AS (INSERT INTO bench_pickup DEFAULT VALUES RETURNING id) SELECT pg_notify('bench_pickup', id::text) FROM created"),
+    );
     // Each notification leaves at its commit, which the producer waited for; the grace lets the last arrive.
     await sleep(NOTIFY_GRACE_MS);
     await stamping;

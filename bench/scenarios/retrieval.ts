@@ -38,7 +38,12 @@ export async function benchRetrieval(bench: Bench, dataDir: string, download: Co
     const pick = (result: LoadResult) => (run.measure === 'bytes' ? result.bytesPerSecond : result.requestsPerSecond);
     const format = run.measure === 'bytes' ? megabytesPerSecond : perSecond;
     const load = (url: string) => () => runLoad({ url, connections: run.connections, durationSeconds: SECONDS, headers: run.headers }).then(pick);
-    const results = await takeTurns(bench, ROUNDS, { ours: load(urls.ours), theirs: load(urls.theirs) }, (latest) => `service ${format(latest.ours)}, ${label} ${format(latest.theirs)}`);
+    const results = await takeTurns(
+      bench,
+      ROUNDS,
+      { ours: load(urls.ours), theirs: load(urls.theirs) },
+      (latest) => `service ${format(latest.ours)}, ${label} ${format(latest.theirs)}`,
+    );
     rows.push(row(run.figure, median(results.ours), { label, value: median(results.theirs) }, 'higher', format, ratioAtLeast(0.8)));
   }
   return rows;

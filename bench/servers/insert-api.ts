@@ -20,7 +20,10 @@ app.post('/downloads', async (req, res) => {
     res.status(400).json({ error: 'url is required' });
     return;
   }
-  const { rows } = await pool.query<{ id: string; created_at: Date }>('INSERT INTO bench_scratch (id, url) VALUES ($1, $2) RETURNING id, created_at', [randomUUID(), url]);
+  const { rows } = await pool.query<{ id: string; created_at: Date }>('INSERT INTO bench_scratch (id, url) VALUES ($1, $2) RETURNING id, created_at', [
+    randomUUID(),
+    url,
+  ]);
   res.status(202).json({ id: rows[0]!.id, status: 'queued', url, created_at: rows[0]!.created_at });
 });
 const server = app.listen(0, '127.0.0.1', () => {

@@ -14,10 +14,16 @@ const cidr = z.string().refine((value) => ipaddr.isValidCIDR(value) || ipaddr.is
 const privateAllowance = z.union([
   bool,
   z.string().transform((list, context) => {
-    const ranges = list.split(',').map((entry) => entry.trim()).filter(Boolean);
+    const ranges = list
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
     const bad = ranges.find((range) => !cidr.safeParse(range).success);
     if (bad || ranges.length === 0) {
-      context.addIssue({ code: 'custom', message: `must be true, false, or a comma-separated list of IP addresses and CIDR ranges${bad ? ` (not: ${bad})` : ''}` });
+      context.addIssue({
+        code: 'custom',
+        message: `must be true, false, or a comma-separated list of IP addresses and CIDR ranges${bad ? ` (not: ${bad})` : ''}`,
+      });
       return z.NEVER;
     }
     return ranges;
@@ -36,7 +42,12 @@ const schema = z.object({
   PUBLIC_BASE_URL: httpUrl.transform((url) => url.replace(/\/+$/, '')).optional(),
   API_KEYS: z
     .string()
-    .transform((keys) => keys.split(',').map((key) => key.trim()).filter(Boolean))
+    .transform((keys) =>
+      keys
+        .split(',')
+        .map((key) => key.trim())
+        .filter(Boolean),
+    )
     .default([]),
   ALLOW_PRIVATE_ADDRESSES: privateAllowance.default(false),
   MAX_FILE_BYTES: int(1).default(2 * 1024 ** 3),
@@ -49,7 +60,10 @@ const schema = z.object({
   SOURCE_IDLE_TIMEOUT_SECONDS: int(1, 3600).default(30),
   SOURCE_MIN_BYTES_PER_SECOND: int(0).default(1024),
   DOWNLOAD_TIMEOUT_SECONDS: int(1)
-    .max(MAX_DOWNLOAD_TIMEOUT_SECONDS, `must be at most ${MAX_DOWNLOAD_TIMEOUT_SECONDS}: a download's job must outlive it, and pg-boss lets a job run 24 hours at most`)
+    .max(
+      MAX_DOWNLOAD_TIMEOUT_SECONDS,
+      `must be at most ${MAX_DOWNLOAD_TIMEOUT_SECONDS}: a download's job must outlive it, and pg-boss lets a job run 24 hours at most`,
+    )
     .default(6 * 3600),
   MAX_ATTEMPTS: int(1, 100).default(5),
   RETRY_DELAY_SECONDS: int(1, 3600).default(2),

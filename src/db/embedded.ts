@@ -83,10 +83,7 @@ async function checkPostgresUserReaches(dataDir: string): Promise<void> {
   );
 }
 
-export async function startEmbeddedPostgres(
-  dataDir: string,
-  options: { port?: number; log?: (line: string) => void } = {},
-): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(dataDir: string, options: { port?: number; log?: (line: string) => void } = {}): Promise<EmbeddedDatabase> {
   const databaseDir = path.join(dataDir, 'postgres');
   const passwordFile = path.join(dataDir, 'postgres.password');
   const ownerFile = path.join(dataDir, 'postgres.owner');
@@ -121,7 +118,9 @@ export async function startEmbeddedPostgres(
   try {
     await pg.start();
   } catch (error) {
-    throw new Error(`The embedded PostgreSQL in ${databaseDir} did not start${error instanceof Error ? ` (${error.message})` : ''}:\n${printed.join('').trim()}`);
+    throw new Error(
+      `The embedded PostgreSQL in ${databaseDir} did not start${error instanceof Error ? ` (${error.message})` : ''}:\n${printed.join('').trim()}`,
+    );
   }
   await recordOwner(ownerFile);
   if (fresh) await pg.createDatabase('downloads');

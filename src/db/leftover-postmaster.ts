@@ -79,12 +79,17 @@ export async function stopLeftoverPostmaster(databaseDir: string, ownerFile: str
   const owner = positiveInteger(await readOrNull(ownerFile));
   const parent = positiveInteger((await statusOf(pid))?.[1]);
   if (owner !== null && parent === owner) {
-    throw new Error(`The embedded PostgreSQL in ${databaseDir} (PID ${pid}) belongs to service process ${owner}, which is still running; stop it, or give this one another DATA_DIR.`);
+    throw new Error(
+      `The embedded PostgreSQL in ${databaseDir} (PID ${pid}) belongs to service process ${owner}, which is still running; stop it, or give this one another DATA_DIR.`,
+    );
   }
-  console.warn(`[db] stopping PostgreSQL PID ${pid}, which a run of the service that ended without stopping it (kill -9 or a crash) left running in ${databaseDir}`);
+  console.warn(
+    `[db] stopping PostgreSQL PID ${pid}, which a run of the service that ended without stopping it (kill -9 or a crash) left running in ${databaseDir}`,
+  );
   signal(pid, 'SIGINT');
   if (await endsWithin(pid, SHUTDOWN_WAIT_MS)) return;
   console.warn(`[db] PostgreSQL PID ${pid} did not finish a fast shutdown within ${SHUTDOWN_WAIT_MS / 1000} s; killing it`);
   signal(pid, 'SIGKILL');
-  if (!(await endsWithin(pid, KILL_WAIT_MS))) throw new Error(`PostgreSQL PID ${pid} in ${databaseDir} does not end, even killed; stop it, then start the service again.`);
+  if (!(await endsWithin(pid, KILL_WAIT_MS)))
+    throw new Error(`PostgreSQL PID ${pid} in ${databaseDir} does not end, even killed; stop it, then start the service again.`);
 }

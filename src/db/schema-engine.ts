@@ -20,9 +20,11 @@ export const schemaEngineWasmPath = path.join(path.dirname(require.resolve('@pri
 let loaded: Promise<typeof bg> | undefined;
 
 // Node has WebAssembly; the Node typings of this TypeScript version do not declare it.
-const wasmRuntime = (globalThis as unknown as {
-  WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: unknown } }> };
-}).WebAssembly;
+const wasmRuntime = (
+  globalThis as unknown as {
+    WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: unknown } }> };
+  }
+).WebAssembly;
 
 /**
  * The engine's glue module, wired to its instantiated WebAssembly. test/migrations.test.ts checks

@@ -100,7 +100,12 @@ export class Attempt {
   /** Completes the download and issues its retrieval token, valid for `ttlSeconds`. */
   complete(file: StoredFile, ttlSeconds: number): Promise<boolean> {
     const now = new Date();
-    return this.downloads.markCompleted(this.key, { ...file, tokenSecret: newTokenSecret(), completedAt: now, expiresAt: new Date(now.getTime() + ttlSeconds * 1000) });
+    return this.downloads.markCompleted(this.key, {
+      ...file,
+      tokenSecret: newTokenSecret(),
+      completedAt: now,
+      expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
+    });
   }
 
   /** Back to the queue: after a transient failure, or interrupted (null keeps the last error). */

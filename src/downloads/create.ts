@@ -9,9 +9,7 @@ import type { DownloadRepository, NewDownload } from './repository.ts';
 
 export type CreateDownloadInput = components['schemas']['CreateDownload'];
 
-export type CreateResult =
-  | { kind: 'created' | 'replayed'; row: Row }
-  | { kind: 'key_conflict' };
+export type CreateResult = { kind: 'created' | 'replayed'; row: Row } | { kind: 'key_conflict' };
 
 /** The body as it will be stored, defaults applied, so that `{url}` and `{url, quality:"best"}` agree. */
 function requestHash(input: CreateDownloadInput): string {

@@ -9,7 +9,13 @@ const FORMAT_CHARACTERS = /\p{Cf}+/gu;
 const MAX_LENGTH = 180;
 
 export function cleanFileName(name: string): string {
-  return name.replace(FORMAT_CHARACTERS, '').replace(UNSAFE, ' ').replace(/\s+/g, ' ').replace(/^[.\s]+/, '').slice(0, MAX_LENGTH).trim();
+  return name
+    .replace(FORMAT_CHARACTERS, '')
+    .replace(UNSAFE, ' ')
+    .replace(/\s+/g, ' ')
+    .replace(/^[.\s]+/, '')
+    .slice(0, MAX_LENGTH)
+    .trim();
 }
 
 function fromUrl(url: string): string {

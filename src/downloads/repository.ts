@@ -42,7 +42,9 @@ const RUNNING = ACTIVE.filter((status) => status !== 'queued');
 
 /** `RETURNING *` names columns as the table does; each field is its column's name in camelCase. */
 function toRow(columns: Record<string, unknown>): Row {
-  return Object.fromEntries(Object.entries(columns).map(([name, value]) => [name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()), value])) as Row;
+  return Object.fromEntries(
+    Object.entries(columns).map(([name, value]) => [name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()), value]),
+  ) as Row;
 }
 
 function ids(rows: { id: string }[]): string[] {
@@ -156,7 +158,14 @@ export class DownloadRepository {
   async markFailed(attempt: AttemptKey, error: DownloadError): Promise<boolean> {
     const { count } = await this.prisma.download.updateMany({
       where: this.held(attempt),
-      data: { status: 'failed', speedBytesPerSecond: null, leaseExpiresAt: null, errorCode: error.code, errorMessage: error.message, errorRetryable: error.retryable },
+      data: {
+        status: 'failed',
+        speedBytesPerSecond: null,
+        leaseExpiresAt: null,
+        errorCode: error.code,
+        errorMessage: error.message,
+        errorRetryable: error.retryable,
+      },
     });
     return count === 1;
   }

@@ -13,11 +13,12 @@ export type JsonBody<P extends keyof paths, M extends keyof paths[P], S extends 
   ? B
   : never;
 
-export type RequestBody<P extends keyof paths, M extends keyof paths[P]> = Operation<P, M> extends {
-  requestBody: { content: { 'application/json': infer B } };
-}
-  ? B
-  : never;
+export type RequestBody<P extends keyof paths, M extends keyof paths[P]> =
+  Operation<P, M> extends {
+    requestBody: { content: { 'application/json': infer B } };
+  }
+    ? B
+    : never;
 
 export function sendJson<P extends keyof paths, M extends keyof paths[P], S extends keyof Responses<P, M> & number>(
   res: Response,

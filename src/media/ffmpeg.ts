@@ -95,7 +95,8 @@ export function runFfmpeg(ffmpeg: string, args: string[], limits: FfmpegLimits, 
     const onAbort = () => stop(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(
-      () => stop(new DownloadError('processing_failed', `ffmpeg was stopped after ${limits.timeLimitMs / 1000} s, longer than an input of this size may take.`)),
+      () =>
+        stop(new DownloadError('processing_failed', `ffmpeg was stopped after ${limits.timeLimitMs / 1000} s, longer than an input of this size may take.`)),
       limits.timeLimitMs,
     );
     const { output } = limits;
@@ -104,7 +105,8 @@ export function runFfmpeg(ffmpeg: string, args: string[], limits: FfmpegLimits, 
       setInterval(() => {
         void stat(output.file).then(
           (stats) => {
-            if (stats.size > output.maxBytes) stop(new DownloadError('source_too_large', `The file ffmpeg was writing grew past the limit of ${output.maxBytes} bytes.`));
+            if (stats.size > output.maxBytes)
+              stop(new DownloadError('source_too_large', `The file ffmpeg was writing grew past the limit of ${output.maxBytes} bytes.`));
           },
           () => {}, // not created yet
         );

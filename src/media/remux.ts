@@ -67,7 +67,14 @@ export async function remux(input: RemuxInput): Promise<RemuxedFile> {
 
 type Written = { ok: true; file: RemuxedFile } | { ok: false; stderr: string; temp: string };
 
-async function write(ffmpeg: string, args: string[], output: string, target: Target, bounds: { timeLimitMs: number; maxBytes: number }, signal: AbortSignal): Promise<Written> {
+async function write(
+  ffmpeg: string,
+  args: string[],
+  output: string,
+  target: Target,
+  bounds: { timeLimitMs: number; maxBytes: number },
+  signal: AbortSignal,
+): Promise<Written> {
   const { container } = target;
   const file = `${output}.${container.ext}`;
   // Written aside and renamed, so that a file at the output's name is always a whole one.

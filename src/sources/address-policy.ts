@@ -98,9 +98,7 @@ export class AddressPolicy {
     const parsed = parse(address);
     if (!parsed) return false;
     if (isPublic(parsed)) return true;
-    return [parsed, normalise(parsed)].some((candidate) =>
-      this.ranges.some(([base, bits]) => base.kind() === candidate.kind() && candidate.match(base, bits)),
-    );
+    return [parsed, normalise(parsed)].some((candidate) => this.ranges.some(([base, bits]) => base.kind() === candidate.kind() && candidate.match(base, bits)));
   }
 
   /** Refused before any lookup: an address literal the policy does not allow, or a local-only name. */

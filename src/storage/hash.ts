@@ -6,8 +6,12 @@ import { pipeline } from 'node:stream/promises';
 export async function hashOfFile(file: string, signal?: AbortSignal): Promise<Hash> {
   const hash = createHash('sha256');
   // Fed by hand rather than piped into: a piped hash is finished, and a resumed download still has bytes to add.
-  await pipeline(createReadStream(file), async function* (chunks: AsyncIterable<Buffer>) {
-    for await (const chunk of chunks) hash.update(chunk);
-  }, { signal });
+  await pipeline(
+    createReadStream(file),
+    async function* (chunks: AsyncIterable<Buffer>) {
+      for await (const chunk of chunks) hash.update(chunk);
+    },
+    { signal },
+  );
   return hash;
 }

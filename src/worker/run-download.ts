@@ -10,7 +10,14 @@ import { fetchMedia } from '../sources/index.ts';
 import type { LocalStorage } from '../storage/local.ts';
 import { ProgressRecorder } from './progress.ts';
 
-export type DownloadDeps = { downloads: DownloadRepository; storage: LocalStorage; http: SourceHttp; documents: DocumentReader; ffmpeg: string; config: Config };
+export type DownloadDeps = {
+  downloads: DownloadRepository;
+  storage: LocalStorage;
+  http: SourceHttp;
+  documents: DocumentReader;
+  ffmpeg: string;
+  config: Config;
+};
 
 /** Thrown into a running download when the process shuts down; the job is retried later. */
 export class ShutdownError extends Error {
@@ -40,7 +47,12 @@ async function run(deps: DownloadDeps, attempt: Attempt, shutdown: AbortSignal):
   if (attempt.afterCrash && row.attempts > config.maxAttempts) {
     // A download whose attempts keep ending the process (whatever in it does that) must not be
     // handed out for ever: past MAX_ATTEMPTS it fails instead of being tried again.
-    const failed = await attempt.fail(new DownloadError('processing_failed', `All ${config.maxAttempts} attempts are used up and the last one ended without an outcome (its worker process stopped); the download is not tried again.`));
+    const failed = await attempt.fail(
+      new DownloadError(
+        'processing_failed',
+        `All ${config.maxAttempts} attempts are used up and the last one ended without an outcome (its worker process stopped); the download is not tried again.`,
+      ),
+    );
     if (failed) await storage.discardWork(row.id);
     return;
   }

@@ -91,8 +91,7 @@ export function createHttp(baseUrl: string): TestHttp {
       return send('POST', '/downloads', '/downloads', { body, headers: typed ? headers : { ...headers, 'Content-Type': 'application/json' } });
     },
     getDownload: (id, headers) => send('GET', `/downloads/${encodeURIComponent(id)}`, '/downloads/{download_uuid}', { headers }),
-    getFile: async (tokenOrUrl, headers) =>
-      await send('GET', filePath(tokenOrUrl), '/download/{token}', { headers, binary: true }),
+    getFile: async (tokenOrUrl, headers) => await send('GET', filePath(tokenOrUrl), '/download/{token}', { headers, binary: true }),
     headFile: (tokenOrUrl, headers) => send('HEAD', filePath(tokenOrUrl), '/download/{token}', { headers }),
     request: send,
   };

@@ -7,7 +7,15 @@ import { MAX_BODY_BYTES } from '../../src/http/app.ts';
 // Generators for requests on and around the contract. The limits are read from openapi.yaml, so
 // that a change of the contract moves the edge the generators probe instead of leaving them behind.
 
-type Schema = { enum?: string[]; minimum?: number; maximum?: number; minLength?: number; maxLength?: number; properties?: Record<string, Schema>; oneOf?: Schema[] };
+type Schema = {
+  enum?: string[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  properties?: Record<string, Schema>;
+  oneOf?: Schema[];
+};
 
 const spec = parseYaml(readFileSync(fileURLToPath(new URL('../../openapi.yaml', import.meta.url)), 'utf8')) as {
   components: { schemas: Record<string, Schema>; parameters: Record<string, { schema: Schema }> };
@@ -79,7 +87,10 @@ export function loopbackUrl(port: number): fc.Arbitrary<string> {
       query: fc.option(fc.webQueryParameters(), { nil: undefined }),
       fragment: fc.option(fc.webFragments(), { nil: undefined }),
     })
-    .map(({ scheme, host, path, query, fragment }) => `${scheme}://${host}:${port}${path}${query === undefined ? '' : `?${query}`}${fragment === undefined ? '' : `#${fragment}`}`)
+    .map(
+      ({ scheme, host, path, query, fragment }) =>
+        `${scheme}://${host}:${port}${path}${query === undefined ? '' : `?${query}`}${fragment === undefined ? '' : `#${fragment}`}`,
+    )
     .filter((url) => url.length <= contract.urlMaxLength);
 }
 
@@ -91,10 +102,7 @@ export const validFilename = fc.string({ unit: fc.oneof(awkwardChar, fc.constant
 export type CreateBody = { url: string; quality?: string | number; filename?: string; callback_url?: string };
 
 export function validCreateBody(port: number): fc.Arbitrary<CreateBody> {
-  return fc.record(
-    { url: loopbackUrl(port), quality: validQuality, filename: validFilename, callback_url: loopbackUrl(port) },
-    { requiredKeys: ['url'] },
-  );
+  return fc.record({ url: loopbackUrl(port), quality: validQuality, filename: validFilename, callback_url: loopbackUrl(port) }, { requiredKeys: ['url'] });
 }
 
 const notAString = fc.jsonValue({ maxDepth: 2 }).filter((value) => typeof value !== 'string');
@@ -116,7 +124,17 @@ export function invalidUrls(port: number): Record<string, fc.Arbitrary<unknown>>
     'over the length limit': fc.integer({ min: 1, max: 2000 }).map((extra) => prefix + 'a'.repeat(contract.urlMaxLength - prefix.length + extra)),
     'shaped like http yet no URL at all': fc
       .tuple(
-        fc.constantFrom('http://', 'http://127.0.0.1:99999', 'http://[::1', 'http://:80', 'http://exa%mple.com', 'http://a..b:-1', 'http://[fe80::1%eth0]', 'http://user@', 'https://[::1]x'),
+        fc.constantFrom(
+          'http://',
+          'http://127.0.0.1:99999',
+          'http://[::1',
+          'http://:80',
+          'http://exa%mple.com',
+          'http://a..b:-1',
+          'http://[fe80::1%eth0]',
+          'http://user@',
+          'https://[::1]x',
+        ),
         fc.webPath(),
       )
       .map(([start, path]) => start + path),

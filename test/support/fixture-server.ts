@@ -355,7 +355,10 @@ export async function startFixtureServer(): Promise<FixtureServer> {
         lastModified: new Date(),
         read: (start, end) => Readable.from([bytes.subarray(start, end + 1)]),
       };
-      return register(routePath, withContent(() => body, options));
+      return register(
+        routePath,
+        withContent(() => body, options),
+      );
     },
     status(routePath, status, options = {}) {
       return register(routePath, (req, res) => {

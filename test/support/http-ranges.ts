@@ -28,4 +28,3 @@ export function sameSecond(a: Date, b: Date): boolean {
 export function etagList(header: string): string[] {
   return header.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
 }
-

@@ -35,7 +35,9 @@ export function findNativeSchemaEngine(env: NodeJS.ProcessEnv = process.env): Na
       : { found: false, reason: `PRISMA_SCHEMA_ENGINE_BINARY=${configured} is not an executable file` };
   }
   const dir = enginesDir();
-  const binary = readdirSync(dir).find((name) => /^schema-engine-[\w.-]+$/.test(name) && !/\.(gz|sha256|sig)$/.test(name) && isExecutableFile(path.join(dir, name)));
+  const binary = readdirSync(dir).find(
+    (name) => /^schema-engine-[\w.-]+$/.test(name) && !/\.(gz|sha256|sig)$/.test(name) && isExecutableFile(path.join(dir, name)),
+  );
   return binary
     ? { found: true, where: path.join(dir, binary) }
     : { found: false, reason: `no native schema engine: PRISMA_SCHEMA_ENGINE_BINARY is unset and ${dir} has no schema-engine-<platform>` };

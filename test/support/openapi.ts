@@ -71,7 +71,10 @@ function deref(spec: Node, value: unknown, pointer: string[]): { node: Node; poi
   let at = pointer;
   for (let hops = 0; isNode(node) && typeof node.$ref === 'string'; hops++) {
     if (hops > 20 || !node.$ref.startsWith('#/')) throw new Error(`cannot follow $ref ${node.$ref} in the spec`);
-    at = node.$ref.slice(2).split('/').map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+    at = node.$ref
+      .slice(2)
+      .split('/')
+      .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
     node = lookup(spec, at);
   }
   if (!isNode(node)) throw new Error(`the spec has nothing at ${pointerText(at)}`);

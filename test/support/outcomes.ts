@@ -29,7 +29,11 @@ export async function downloadToEnd(app: TestService, body: Record<string, unkno
 export type ResponsivenessLimits = { slowestProbeMs: number; worstLoopDelayMs?: number };
 
 /** `downloadToEnd` while the API is probed: every probe must be answered within the limits. */
-export async function downloadWhileProbing(app: TestService, body: Record<string, unknown>, limits: ResponsivenessLimits = { slowestProbeMs: 500, worstLoopDelayMs: 200 }): Promise<Download> {
+export async function downloadWhileProbing(
+  app: TestService,
+  body: Record<string, unknown>,
+  limits: ResponsivenessLimits = { slowestProbeMs: 500, worstLoopDelayMs: 200 },
+): Promise<Download> {
   const probe = watchResponsiveness(app.service.url);
   try {
     return await downloadToEnd(app, body);

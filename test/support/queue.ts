@@ -16,7 +16,9 @@ export type JobRow = { id: string; state: string; retry_limit: number; expire_se
 
 /** The jobs of download `downloadId`, in any state. */
 export async function jobsOf(databaseUrl: string, downloadId: string): Promise<JobRow[]> {
-  return query<JobRow>(databaseUrl, "SELECT id, state, retry_limit, expire_seconds FROM pgboss.job WHERE name = 'download' AND data->>'download_id' = $1", [downloadId]);
+  return query<JobRow>(databaseUrl, "SELECT id, state, retry_limit, expire_seconds FROM pgboss.job WHERE name = 'download' AND data->>'download_id' = $1", [
+    downloadId,
+  ]);
 }
 
 export async function query<T extends pg.QueryResultRow>(databaseUrl: string, sql: string, values: unknown[] = []): Promise<T[]> {

@@ -46,7 +46,11 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
     if (body.callback_url !== undefined) parseHttpUrl(body.callback_url, '/body/callback_url');
     // The worker checks every address it connects to; what is private on its face is refused here.
     if (addresses.refusesOnItsFace(url)) {
-      throw invalid('/body/url', 'must not point to a private or loopback address', 'The URL points to a private or loopback address, which this server does not fetch from.');
+      throw invalid(
+        '/body/url',
+        'must not point to a private or loopback address',
+        'The URL points to a private or loopback address, which this server does not fetch from.',
+      );
     }
     const key = req.get('idempotency-key');
     const result = await creator.create(body, key);

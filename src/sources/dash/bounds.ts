@@ -47,7 +47,8 @@ const numberOf = (value: unknown, fallback: number) => (typeof value === 'number
 
 /** As mpd-parser's segmentRange.static: endNumber, else the period (or presentation) over the segment duration. */
 function countByDuration(attributes: Numbers): number {
-  const endNumber = typeof attributes.endNumber === 'string' || typeof attributes.endNumber === 'number' ? Number.parseInt(String(attributes.endNumber), 10) : NaN;
+  const endNumber =
+    typeof attributes.endNumber === 'string' || typeof attributes.endNumber === 'number' ? Number.parseInt(String(attributes.endNumber), 10) : NaN;
   if (!Number.isNaN(endNumber)) return endNumber;
   const segmentSeconds = numberOf(attributes.duration, NaN) / numberOf(attributes.timescale, 1);
   const seconds = typeof attributes.periodDuration === 'number' ? attributes.periodDuration : numberOf(attributes.sourceDuration, NaN);

@@ -13,7 +13,10 @@ import type { MediaPlan, Track } from '../types.ts';
 export type HlsInput = { http: SourceHttp; documents: DocumentReader; url: string; text: string; quality: Quality; maxSegments: number; signal: AbortSignal };
 
 export async function planHls(input: HlsInput): Promise<MediaPlan> {
-  const top = await input.documents.hls({ text: input.text, url: input.url, quality: input.quality, expect: 'any', maxSegments: input.maxSegments }, input.signal);
+  const top = await input.documents.hls(
+    { text: input.text, url: input.url, quality: input.quality, expect: 'any', maxSegments: input.maxSegments },
+    input.signal,
+  );
   if (top.type === 'media') return { tracks: [top.track] };
   const tracks = await Promise.all([
     loadTrack(input, top.variantUrl, top.audioUrl ? 'video' : 'muxed'),
@@ -24,7 +27,10 @@ export async function planHls(input: HlsInput): Promise<MediaPlan> {
 
 async function loadTrack(input: HlsInput, url: string, kind: Track['kind']): Promise<Track> {
   const fetched = await fetchDocument(input.http, url, 'hls', input.signal);
-  const reading = await input.documents.hls({ text: fetched.text, url: fetched.url, quality: input.quality, expect: kind, maxSegments: input.maxSegments }, input.signal);
+  const reading = await input.documents.hls(
+    { text: fetched.text, url: fetched.url, quality: input.quality, expect: kind, maxSegments: input.maxSegments },
+    input.signal,
+  );
   // Only a master can hand back anything but a track, and a master was not expected here.
   if (reading.type !== 'media') throw new Error('a playlist expected to be a media playlist was read as a master');
   return reading.track;

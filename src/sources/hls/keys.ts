@@ -11,7 +11,10 @@ import { resolveUri } from './urls.ts';
 export function refuseDrm(key: types.Key): void {
   const format = key.format ?? 'identity';
   if (format !== 'identity') {
-    throw new DownloadError('drm_protected', `The stream is protected by ${keySystemName(format) ?? 'DRM'} (KEYFORMAT="${format}"); DRM-protected streams are not supported.`);
+    throw new DownloadError(
+      'drm_protected',
+      `The stream is protected by ${keySystemName(format) ?? 'DRM'} (KEYFORMAT="${format}"); DRM-protected streams are not supported.`,
+    );
   }
   if (key.method !== 'NONE' && key.method !== 'AES-128') {
     throw new DownloadError('drm_protected', `The stream is encrypted with METHOD=${key.method}, a DRM scheme; DRM-protected streams are not supported.`);

@@ -44,7 +44,10 @@ function planInit(playlist: types.MediaPlaylist, playlistUrl: string): Track['in
   const segments = playlist.segments;
   const first = segments[0]?.map;
   if (segments.some((segment) => (segment.map && first ? !sameInit(segment.map, first) : segment.map !== first))) {
-    throw new DownloadError('unsupported_source', `The HLS playlist at ${playlistUrl} changes its initialization section (EXT-X-MAP) mid-stream, which is not supported.`);
+    throw new DownloadError(
+      'unsupported_source',
+      `The HLS playlist at ${playlistUrl} changes its initialization section (EXT-X-MAP) mid-stream, which is not supported.`,
+    );
   }
   if (!first) return undefined;
   // The first segment declares the map. An EXT-X-KEY after the map in the same segment's tags

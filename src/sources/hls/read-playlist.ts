@@ -26,7 +26,7 @@ export type HlsReading = { type: 'master'; variantUrl: string; audioUrl: string 
 /** Lines that are neither tags nor blank: segments of a media playlist, variants of a master. */
 function uriLines(text: string): number {
   let count = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     const end = text.indexOf('\n', start);
     const stop = end === -1 ? text.length : end;
     let first = start;
@@ -42,7 +42,10 @@ export function readHlsPlaylist(input: HlsReadInput): HlsReading {
   // holds a million objects.
   const uris = uriLines(input.text);
   if (uris > input.maxSegments) {
-    throw new DownloadError('source_too_large', `The HLS playlist at ${input.url} lists ${uris} segments or variants, over the limit of ${input.maxSegments} (MAX_SEGMENTS).`);
+    throw new DownloadError(
+      'source_too_large',
+      `The HLS playlist at ${input.url} lists ${uris} segments or variants, over the limit of ${input.maxSegments} (MAX_SEGMENTS).`,
+    );
   }
   const playlist = parsePlaylist(input.text, input.url);
   if (!playlist.isMasterPlaylist) return { type: 'media', track: trackFromMediaPlaylist(playlist, input.url, input.expect === 'any' ? 'muxed' : input.expect) };

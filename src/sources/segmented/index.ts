@@ -37,7 +37,8 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
   const dir = path.join(ctx.workDir, 'segments');
   await mkdir(dir, { recursive: true });
   const tracks = layOut(plan, dir);
-  if (tracks.length === 0 || tracks.some((track) => track.pieces.length === 0)) throw new DownloadError('unsupported_source', 'The stream has a track without segments.');
+  if (tracks.length === 0 || tracks.some((track) => track.pieces.length === 0))
+    throw new DownloadError('unsupported_source', 'The stream has a track without segments.');
 
   const total = knownSize(tracks.flatMap((track) => track.pieces));
   if (total !== null && total > ctx.maxFileBytes) throw tooLarge(ctx.maxFileBytes, total);
@@ -46,8 +47,16 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
   const keys = new KeyCache(ctx.http);
   const pool = { concurrency: options.concurrency ?? 8, signal: ctx.signal };
   // Init sections first: without one a track is useless, so a missing one fails before the bulk.
-  await fetchAll(todo.pieces.filter((piece) => piece.init), pool, { http: ctx.http, keys, meter });
-  await fetchAll(todo.pieces.filter((piece) => !piece.init), pool, { http: ctx.http, keys, meter });
+  await fetchAll(
+    todo.pieces.filter((piece) => piece.init),
+    pool,
+    { http: ctx.http, keys, meter },
+  );
+  await fetchAll(
+    todo.pieces.filter((piece) => !piece.init),
+    pool,
+    { http: ctx.http, keys, meter },
+  );
   for (const track of tracks) {
     if ((await ctx.storage.size(track.file)) === null) await joinTrack(track, ctx.signal);
   }

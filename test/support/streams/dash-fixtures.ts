@@ -24,7 +24,7 @@ export type DashFixture = {
 
 function boxesOf(file: string, bytes: Buffer): Boxes {
   const boxes: Boxes = {};
-  for (let offset = 0; offset + 8 <= bytes.length; ) {
+  for (let offset = 0; offset + 8 <= bytes.length;) {
     const size = bytes.readUInt32BE(offset);
     const type = bytes.toString('latin1', offset + 4, offset + 8);
     if (size < 8) throw new Error(`${file}: box ${type} at ${offset} has size ${size}; only 32-bit sizes are expected here`);
@@ -44,8 +44,13 @@ async function buildFixture(root: string, name: DashFixtureName): Promise<void> 
     await runFfmpeg([...inputs, ...run.args, output]);
   }
   if (recipe.mpd) {
-    const layouts = new Map(await Promise.all(recipe.runs.map(async (run) => [run.output, boxesOf(run.output, await readFile(path.join(dir, run.output)))] as const)));
-    await writeFile(path.join(dir, 'manifest.mpd'), recipe.mpd((file) => layouts.get(file) ?? {}));
+    const layouts = new Map(
+      await Promise.all(recipe.runs.map(async (run) => [run.output, boxesOf(run.output, await readFile(path.join(dir, run.output)))] as const)),
+    );
+    await writeFile(
+      path.join(dir, 'manifest.mpd'),
+      recipe.mpd((file) => layouts.get(file) ?? {}),
+    );
   }
 }
 
@@ -53,9 +58,7 @@ async function build(target: string): Promise<void> {
   const partial = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.part`;
   try {
     await mkdir(path.join(partial, 'sources'), { recursive: true });
-    await Promise.all(
-      Object.entries(sourceRecipes).map(([name, args]) => runFfmpeg([...args, '-f', 'mp4', path.join(partial, 'sources', name)])),
-    );
+    await Promise.all(Object.entries(sourceRecipes).map(([name, args]) => runFfmpeg([...args, '-f', 'mp4', path.join(partial, 'sources', name)])));
     await Promise.all((Object.keys(fixtureRecipes) as DashFixtureName[]).map((name) => buildFixture(partial, name)));
     await rename(partial, target).catch((error: unknown) => {
       // Another test file finished the same tree first; theirs is as good as ours.

@@ -10,7 +10,11 @@ export const sourceRecipes = {
   'clip.mp4': [
     ...testVideo('testsrc', '320x240'),
     ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=4'],
-    ...h264, '-c:a', 'aac', '-b:a', '64k',
+    ...h264,
+    '-c:a',
+    'aac',
+    '-b:a',
+    '64k',
   ],
   'low.mp4': [...testVideo('testsrc2', '160x120'), ...h264],
   'high.mp4': [...testVideo('testsrc2', '480x360'), ...h264],
@@ -65,7 +69,21 @@ export const fixtureRecipes = {
   'list-ranges': { runs: [dashRun(['clip.mp4'], '-use_template', '0', '-single_file', '1')], videoSources: { 240: 'clip.mp4' } },
   // Three video heights, listed neither ascending nor descending, and one audio.
   multi: {
-    runs: [dashRun(['clip.mp4', 'high.mp4', 'low.mp4'], '-map', '0:v', '-map', '1:v', '-map', '2:v', '-map', '0:a', '-adaptation_sets', 'id=0,streams=v id=1,streams=a')],
+    runs: [
+      dashRun(
+        ['clip.mp4', 'high.mp4', 'low.mp4'],
+        '-map',
+        '0:v',
+        '-map',
+        '1:v',
+        '-map',
+        '2:v',
+        '-map',
+        '0:a',
+        '-adaptation_sets',
+        'id=0,streams=v id=1,streams=a',
+      ),
+    ],
     videoSources: { 240: 'clip.mp4', 360: 'high.mp4', 120: 'low.mp4' },
   },
   // SegmentBase with an indexRange (a sidx) and an Initialization range: the on-demand profile.

@@ -24,13 +24,25 @@ const h264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', 
 const aac = ['-c:a', 'aac', '-b:a', '64k'];
 const muxed = [...picture('320x180'), ...tone(440), ...h264, ...aac];
 const hlsVod = (playlist: string, segments: string, ...options: string[]) => [
-  '-f', 'hls', '-hls_time', '1', '-hls_playlist_type', 'vod', ...options, '-hls_segment_filename', segments, playlist,
+  '-f',
+  'hls',
+  '-hls_time',
+  '1',
+  '-hls_playlist_type',
+  'vod',
+  ...options,
+  '-hls_segment_filename',
+  segments,
+  playlist,
 ];
 
 const masterPlaylist = [
   '#EXTM3U',
   '#EXT-X-VERSION:3',
-  ...HLS_VARIANTS.flatMap(({ dir, width, height, bandwidth }) => [`#EXT-X-STREAM-INF:BANDWIDTH=${bandwidth},RESOLUTION=${width}x${height}`, `${dir}/index.m3u8`]),
+  ...HLS_VARIANTS.flatMap(({ dir, width, height, bandwidth }) => [
+    `#EXT-X-STREAM-INF:BANDWIDTH=${bandwidth},RESOLUTION=${width}x${height}`,
+    `${dir}/index.m3u8`,
+  ]),
   '',
 ].join('\n');
 
@@ -86,7 +98,14 @@ export const hlsRecipes = {
       '-filter_complex',
       `[0:v]split=${HLS_VARIANTS.length}${HLS_VARIANTS.map(({ dir }) => `[${dir}in]`).join('')};${HLS_VARIANTS.map(({ dir, width, height }) => `[${dir}in]scale=${width}:${height}[${dir}]`).join(';')}`,
       ...HLS_VARIANTS.flatMap(({ dir, bandwidth }) => [
-        '-map', `[${dir}]`, '-map', '1:a', ...h264, '-b:v', String(bandwidth - 100_000), ...aac,
+        '-map',
+        `[${dir}]`,
+        '-map',
+        '1:a',
+        ...h264,
+        '-b:v',
+        String(bandwidth - 100_000),
+        ...aac,
         ...hlsVod(`${dir}/index.m3u8`, `${dir}/seg%d.ts`),
       ]),
     ],
@@ -99,9 +118,18 @@ export const hlsRecipes = {
       ...picture('320x180'),
       ...tone(440),
       ...tone(660),
-      '-map', '0:v', ...h264, ...hlsVod('video/index.m3u8', 'video/seg%d.ts'),
-      '-map', '1:a', ...aac, ...hlsVod('audio-en/index.m3u8', 'audio-en/seg%d.ts'),
-      '-map', '2:a', ...aac, ...hlsVod('audio-de/index.m3u8', 'audio-de/seg%d.ts'),
+      '-map',
+      '0:v',
+      ...h264,
+      ...hlsVod('video/index.m3u8', 'video/seg%d.ts'),
+      '-map',
+      '1:a',
+      ...aac,
+      ...hlsVod('audio-en/index.m3u8', 'audio-en/seg%d.ts'),
+      '-map',
+      '2:a',
+      ...aac,
+      ...hlsVod('audio-de/index.m3u8', 'audio-de/seg%d.ts'),
     ],
   },
 } as const satisfies Record<string, HlsRecipe>;
