@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import http, { type IncomingHttpHeaders } from 'node:http';
-import net, { type AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import {
@@ -25,6 +24,7 @@ import {
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
 import { checkResponse } from './support/openapi.ts';
+import { unusedPort } from './support/ports.ts';
 
 // Bad input is the client's mistake, so the answer is a 4xx problem document, whatever the input:
 // never a 5xx, a hang or an HTML page. Valid input is generated alongside, so that a service that
@@ -44,15 +44,6 @@ let source: FixtureServer;
 let token: string;
 let original: Buffer;
 let deadPort: number;
-
-/** A loopback port that was free a moment ago: the valid bodies name it, so that nothing would answer them. */
-async function unusedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   // The services that take generated bodies run no worker: a body wrongly accepted is never

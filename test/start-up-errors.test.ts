@@ -1,8 +1,8 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
+import { unusedPort } from './support/ports.ts';
 import { killServiceProcesses, spawnServiceProcess } from './support/service-process.ts';
 
 // A service that cannot start says why in words a person can act on, not with a stack trace.
@@ -20,14 +20,6 @@ async function failedStart(env: Record<string, string>): Promise<{ code: string;
   const [, code = '', output = ''] = /^the service exited \((\w+)\) before answering:\n([\s\S]*)$/.exec(error.message) ?? [];
   if (!code) throw error;
   return { code, output };
-}
-
-async function unusedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 test('when the database cannot be reached, then the service exits non-zero with one message and no stack trace', async () => {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import type { DownloadError } from '../core/errors.ts';
 import { newTokenSecret } from '../core/token.ts';
-import type { AttemptKey, DownloadRepository, Progress } from './repository.ts';
+import type { AttemptKey, DownloadRepository, Progress, StoredFile } from './repository.ts';
 
 // Exactly one worker runs a download at a time. An attempt claims the download with a lease that
 // its worker renews while the attempt runs; another claim succeeds only once the lease has run out,
@@ -35,16 +35,6 @@ class LeaseLostError extends Error {
     this.name = 'LeaseLostError';
   }
 }
-
-export type StoredFile = {
-  fileName: string;
-  contentType: string;
-  sizeBytes: number;
-  sha256: string;
-  durationSeconds: number | null;
-  width: number | null;
-  height: number | null;
-};
 
 /** One claimed attempt at a download. Every change it makes holds only while its claim does. */
 export class Attempt {

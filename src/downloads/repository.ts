@@ -23,7 +23,7 @@ export type Claim =
 
 export type Progress = { downloadedBytes: number; totalBytes: number | null; speedBytesPerSecond: number | null };
 
-export type CompletedFile = {
+export type StoredFile = {
   fileName: string;
   contentType: string;
   sizeBytes: number;
@@ -31,10 +31,10 @@ export type CompletedFile = {
   durationSeconds: number | null;
   width: number | null;
   height: number | null;
-  tokenSecret: string;
-  completedAt: Date;
-  expiresAt: Date;
 };
+
+/** A stored file as its completed download records it, with the token that retrieves it. */
+export type CompletedFile = StoredFile & { tokenSecret: string; completedAt: Date; expiresAt: Date };
 
 const ACTIVE: DownloadStatus[] = [...ACTIVE_STATUSES];
 /** An attempt holds its download while the download is in one of these. */

@@ -1,7 +1,8 @@
 import type { Config } from '../config/index.ts';
 import { asDownloadError, DownloadError } from '../core/errors.ts';
 import { parseQuality } from '../core/quality.ts';
-import { Attempt, type StoredFile } from '../downloads/attempt.ts';
+import { Attempt } from '../downloads/attempt.ts';
+import type { StoredFile } from '../downloads/repository.ts';
 import { fileNameFor } from '../downloads/filename.ts';
 import type { DownloadRepository } from '../downloads/repository.ts';
 import type { DocumentReader } from '../sources/documents/reader.ts';
