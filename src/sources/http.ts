@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { Agent, errors, request, type Dispatcher } from 'undici';
 import { DownloadError } from '../core/errors.ts';
 import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from './address-policy.ts';
+import { guardedConnector } from './guarded-connector.ts';
 
 // One HTTP client for every source kind. Redirects are followed here, hop by hop, so that every
 // hop is checked like the first; connections go only to addresses the policy allows; transport
@@ -64,11 +65,10 @@ export class SourceHttp {
   constructor(policy: SourcePolicy) {
     this.addresses = new AddressPolicy(policy.allowPrivateAddresses);
     this.agent = new Agent({
-      connectTimeout: policy.connectTimeoutMs,
       headersTimeout: policy.idleTimeoutMs,
       bodyTimeout: policy.idleTimeoutMs,
       keepAliveTimeout: 10_000,
-      connect: this.addresses.allowsEverything ? {} : { lookup: this.addresses.lookup },
+      connect: guardedConnector({ timeout: policy.connectTimeoutMs, ...(this.addresses.allowsEverything ? {} : { lookup: this.addresses.lookup }) }),
     });
   }
 
