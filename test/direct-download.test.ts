@@ -81,6 +81,33 @@ describe('direct media URLs', () => {
     expect(requests.reduce((sum, request) => sum + request.bytesSent, 0) - size).toBeLessThanOrEqual(cutAt - resumedFrom);
   });
 
+  test('when a resumed source answers the range with another version of the file, then the download starts over instead of splicing the two', async () => {
+    const [first, second] = await Promise.all([readFile(mediaPath('big.mp4')), readFile(mediaPath('clip.mp4'))]);
+    const cutAt = 40_000;
+    // Version A is cut; asked to resume A (If-Range: "A"), the source sends the rest of version B anyway.
+    const url = source.route('/media/changed.mp4', (req, res, { count }) => {
+      const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+      if (count === 1) {
+        res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': String(first.length), ETag: '"A"' });
+        res.write(first.subarray(0, cutAt));
+        // Cut once the bytes have had time to reach the service.
+        setTimeout(() => res.destroy(), 300);
+      } else if (range) {
+        const from = Number(range[1]);
+        res.writeHead(206, { 'Content-Type': 'video/mp4', 'Content-Range': `bytes ${from}-${second.length - 1}/${second.length}`, ETag: '"B"' });
+        res.end(second.subarray(from));
+      } else {
+        res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': String(second.length), ETag: '"B"' });
+        res.end(second);
+      }
+    });
+    const done = await download(url);
+    expect(done).toMatchObject({ status: 'completed', file: { sha256: await sha256File(mediaPath('clip.mp4')), size_bytes: second.length } });
+    const requests = source.requestsFor('/media/changed.mp4');
+    expect(requests.map((request) => request.range)).toEqual([undefined, expect.stringMatching(/^bytes=\d+-$/), undefined]);
+    expect(requests[1]!.headers['if-range']).toBe('"A"');
+  });
+
   test('when the source answers 503 twice, then the download is retried and completes on the third attempt', async () => {
     const url = source.file('/media/flaky.mp4', mediaPath('clip.mp4'), { statuses: [503, 503] });
     const done = await download(url);

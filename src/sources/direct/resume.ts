@@ -46,12 +46,13 @@ export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse)
     // Everything was on disk already (a crash between the last byte and the rename) or the file shrank.
     const total = totalFromContentRange(response.headers['content-range']);
     discard(response);
-    if (total === have) return { response, from: have, total, complete: true };
+    if (total === have && sameVersion(ctx, response)) return { response, from: have, total, complete: true };
     have = 0;
     response = await request(ctx, have);
   }
-  if (have > 0 && (response.status !== 206 || startOfContentRange(response.headers['content-range']) !== have)) {
-    // The source ignored the range, or the file changed (If-Range): start again from zero.
+  if (have > 0 && (response.status !== 206 || startOfContentRange(response.headers['content-range']) !== have || !sameVersion(ctx, response))) {
+    // The source ignored the range, or the file changed (If-Range, or a source that ignores
+    // If-Range but says which version it sent): start again from zero.
     have = 0;
     if (response.status !== 200) {
       discard(response);
@@ -85,6 +86,12 @@ function resumeValidator(headers: SourceResponse['headers']): string | null {
   const etag = headers.etag;
   if (etag && !etag.startsWith('W/')) return etag;
   return headers['last-modified'] ?? null;
+}
+
+/** Whether a response is of the file version the bytes on disk came from, as far as both say. */
+function sameVersion(ctx: SourceContext, response: SourceResponse): boolean {
+  const validator = resumeValidator(response.headers);
+  return ctx.validator === null || validator === null || validator === ctx.validator;
 }
 
 function startOfContentRange(value: string | undefined): number | null {
