@@ -37,6 +37,7 @@ export async function startService(config: Config): Promise<Service> {
     allowPrivateAddresses: config.allowPrivateAddresses,
     connectTimeoutMs: config.sourceConnectTimeoutSeconds * 1000,
     idleTimeoutMs: config.sourceIdleTimeoutSeconds * 1000,
+    minBytesPerSecond: config.sourceMinBytesPerSecond,
   });
   const documents = new DocumentReader();
   const worker: Worker | undefined =

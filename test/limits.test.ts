@@ -125,14 +125,12 @@ test('when a source is too slow for DOWNLOAD_TIMEOUT_SECONDS, then the download 
   await expectNothingStored(hurried, done.id);
 });
 
-test('when a source trickles a few bytes a second, under the idle timeout but below SOURCE_MIN_BYTES_PER_SECOND, then the download fails as source_timeout within a window', async () => {
-  const bytes = await readFile(mediaPath('clip.mp4'));
-  // The first bytes at once (what a response is, is told from them), then a byte every 250 ms:
-  // never idle for the one-second timeout, but far under 1024 bytes a second.
-  const url = source.route('/trickle.mp4', async (_req, res, { record }) => {
-    res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': String(bytes.length) });
-    res.write(bytes.subarray(0, 2048));
-    record.bytesSent = 2048;
+/** Sends the first `fastBytes` of `bytes` at once, then a byte every 250 ms: never idle for a second, far under 1024 bytes a second. */
+function trickleRoute(routePath: string, bytes: Buffer, contentType: string, fastBytes: number): string {
+  return source.route(routePath, async (_req, res, { record }) => {
+    res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': String(bytes.length) });
+    res.write(bytes.subarray(0, fastBytes));
+    record.bytesSent = fastBytes;
     while (record.bytesSent < bytes.length && !res.destroyed) {
       await sleep(250);
       res.write(bytes.subarray(record.bytesSent, record.bytesSent + 1));
@@ -140,12 +138,28 @@ test('when a source trickles a few bytes a second, under the idle timeout but be
     }
     res.end();
   });
-  const done = await download(strict, url);
-  expect(done).toMatchObject({
-    status: 'failed',
-    attempts: 1,
-    error: { code: 'source_timeout', message: expect.stringMatching(/slower than the 1024 bytes a second/) },
-  });
-  expect(Date.parse(done.updated_at) - Date.parse(done.started_at!)).toBeLessThan(10_000);
-  await expectNothingStored(strict, done.id);
-});
+}
+
+const playlist = Buffer.from(
+  ['#EXTM3U', '#EXT-X-TARGETDURATION:1', ...Array.from({ length: 200 }, (_unused, index) => `#EXTINF:1,\nsegment${index}.ts`), '#EXT-X-ENDLIST'].join('\n'),
+);
+
+test.each([
+  ['a file, after the first KiB that tells what it is', 'video/mp4', 2048],
+  ['a file, from its first byte', 'video/mp4', 0],
+  ['a playlist, after its first KiB', 'application/vnd.apple.mpegurl', 1500],
+])(
+  'when a source trickles %s, under the idle timeout but below SOURCE_MIN_BYTES_PER_SECOND, then the download fails as source_timeout within a window',
+  async (what, contentType, fastBytes) => {
+    const bytes = contentType === 'video/mp4' ? await readFile(mediaPath('clip.mp4')) : playlist;
+    const url = trickleRoute(`/trickle/${fastBytes}`, bytes, contentType, fastBytes);
+    const done = await download(strict, url);
+    expect(done).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      error: { code: 'source_timeout', message: expect.stringMatching(/slower than the 1024 bytes a second/) },
+    });
+    expect(Date.parse(done.updated_at) - Date.parse(done.started_at!)).toBeLessThan(10_000);
+    await expectNothingStored(strict, done.id);
+  },
+);

@@ -48,7 +48,6 @@ describe('fetching a planned stream', () => {
       storage,
       signal: new AbortController().signal,
       maxFileBytes,
-      minSpeed: { bytesPerSecond: 0, windowMs: 1000 },
       validator: null,
       rememberValidator: async () => {},
       progress: (downloaded, total) => reports.push({ downloaded, total }),

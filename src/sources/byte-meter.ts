@@ -1,4 +1,5 @@
 import { DownloadError } from '../core/errors.ts';
+import { SpeedFloor } from './speed-floor.ts';
 import type { SourceContext } from './types.ts';
 
 /**
@@ -10,15 +11,16 @@ import type { SourceContext } from './types.ts';
 export class ByteMeter {
   private downloaded: number;
   private discarded = 0;
-  private windowStart = Date.now();
-  private windowBytes = 0;
+  private readonly floor: SpeedFloor;
 
   constructor(
-    private readonly ctx: Pick<SourceContext, 'progress' | 'maxFileBytes' | 'minSpeed'>,
+    private readonly ctx: Pick<SourceContext, 'progress' | 'maxFileBytes' | 'http'>,
     private readonly total: number | null,
     alreadyDone: number,
   ) {
     this.downloaded = alreadyDone;
+    // The whole download is held to the floor, whatever responses its bytes come in.
+    this.floor = new SpeedFloor(ctx.http.minSpeed);
     ctx.progress(this.downloaded, total);
   }
 
@@ -40,19 +42,7 @@ export class ByteMeter {
 
   private check(arrived: number): void {
     if (this.downloaded + this.discarded > this.ctx.maxFileBytes) throw tooLarge(this.ctx.maxFileBytes);
-    const { bytesPerSecond, windowMs } = this.ctx.minSpeed;
-    this.windowBytes += arrived;
-    const elapsed = Date.now() - this.windowStart;
-    if (bytesPerSecond === 0 || elapsed < windowMs) return;
-    if (this.windowBytes * 1000 < bytesPerSecond * elapsed) {
-      throw new DownloadError(
-        'source_timeout',
-        `The source sent ${this.windowBytes} bytes in ${Math.round(elapsed / 1000)} s, slower than the ${bytesPerSecond} bytes a second this server waits for.`,
-        true,
-      );
-    }
-    this.windowStart = Date.now();
-    this.windowBytes = 0;
+    this.floor.arrived(arrived);
   }
 
   /** Takes back the bytes of a failed attempt, which its retry will count again. */

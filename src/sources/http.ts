@@ -3,6 +3,7 @@ import { Agent, errors, request, type Dispatcher } from 'undici';
 import { DownloadError } from '../core/errors.ts';
 import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from './address-policy.ts';
 import { guardedConnector } from './guarded-connector.ts';
+import { SpeedFloor, type MinSpeed } from './speed-floor.ts';
 
 // One HTTP client for every source kind. Redirects are followed here, hop by hop, so that every
 // hop is checked like the first; connections go only to addresses the policy allows; transport
@@ -16,6 +17,8 @@ export type SourcePolicy = {
   connectTimeoutMs: number;
   /** How long a source may send nothing (no headers, or no body bytes) before it counts as stalled. */
   idleTimeoutMs: number;
+  /** The slowest a source may send, averaged over each idle timeout; 0 for no floor. */
+  minBytesPerSecond: number;
 };
 
 export type SourceResponse = {
@@ -23,6 +26,8 @@ export type SourceResponse = {
   status: number;
   headers: Record<string, string | undefined>;
   body: Readable;
+  /** This response's bytes held to the policy's speed floor, by whoever reads them whole. */
+  floor: SpeedFloor;
 };
 
 /** The declared body length, when there is a usable one. */
@@ -61,9 +66,12 @@ type GetOptions = { headers?: Record<string, string>; signal?: AbortSignal };
 export class SourceHttp {
   private readonly agent: Agent;
   readonly addresses: AddressPolicy;
+  /** What every download and every response read through this client is held to. */
+  readonly minSpeed: MinSpeed;
 
   constructor(policy: SourcePolicy) {
     this.addresses = new AddressPolicy(policy.allowPrivateAddresses);
+    this.minSpeed = { bytesPerSecond: policy.minBytesPerSecond, windowMs: policy.idleTimeoutMs };
     this.agent = new Agent({
       headersTimeout: policy.idleTimeoutMs,
       bodyTimeout: policy.idleTimeoutMs,
@@ -97,7 +105,7 @@ export class SourceHttp {
       }
       const location = response.headers.location;
       if (!REDIRECTS.has(response.statusCode) || typeof location !== 'string') {
-        return { url: current, status: response.statusCode, headers: flatten(response.headers), body: response.body };
+        return { url: current, status: response.statusCode, headers: flatten(response.headers), body: response.body, floor: new SpeedFloor(this.minSpeed) };
       }
       await response.body.dump();
       if (hop >= MAX_REDIRECTS) throw new DownloadError('source_http_error', `The source redirected more than ${MAX_REDIRECTS} times.`);

@@ -45,7 +45,7 @@ export async function fetchMedia(ctx: MediaContext): Promise<FetchedMedia> {
 
 async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): Promise<FetchedMedia> {
   const response = requireStatus(await ctx.http.get(url, { signal: ctx.signal }));
-  const { head, body } = await peek(response.body, HEAD_BYTES);
+  const { head, body } = await peek(response.body, HEAD_BYTES, response.floor);
   const opened: SourceResponse = { ...response, body };
   const kind = await detectKind({ url: response.url, contentType: response.headers['content-type'] ?? null, head });
   const target = { ...ctx, url };

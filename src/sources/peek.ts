@@ -1,11 +1,13 @@
 import { Readable } from 'node:stream';
+import type { SpeedFloor } from './speed-floor.ts';
 
 /**
  * The first `bytes` of a body (fewer if it is shorter), and the body still whole: the bytes read
  * are put back in front of it, so that what a response is can be told without asking for it
- * twice, and without a stream in between that every later byte would have to cross.
+ * twice, and without a stream in between that every later byte would have to cross. The bytes are
+ * held to `floor`: a source must not take hours over its first KiB.
  */
-export function peek(body: Readable, bytes: number): Promise<{ head: Buffer; body: Readable }> {
+export function peek(body: Readable, bytes: number, floor: SpeedFloor): Promise<{ head: Buffer; body: Readable }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -13,7 +15,17 @@ export function peek(body: Readable, bytes: number): Promise<{ head: Buffer; bod
     const onData = (chunk: Buffer) => {
       chunks.push(chunk);
       size += chunk.length;
-      if (size < bytes) return;
+      if (size < bytes) {
+        try {
+          floor.arrived(chunk.length);
+        } catch (error) {
+          stop();
+          // Let go of the body; the error its destruction emits is not news to anyone.
+          body.on('error', () => {}).destroy();
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+        return;
+      }
       stop();
       body.pause();
       const head = Buffer.concat(chunks);

@@ -24,6 +24,7 @@ async function readWhole(response: SourceResponse, limit: BodyLimit, signal: Abo
     for await (const chunk of response.body) {
       size += (chunk as Buffer).length;
       if (size > limit.maxBytes) throw new DownloadError('unsupported_source', limit.tooLarge(response.url));
+      response.floor.arrived((chunk as Buffer).length);
       chunks.push(chunk as Buffer);
     }
   } catch (error) {

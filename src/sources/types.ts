@@ -9,12 +9,6 @@ export type SourceContext = {
   storage: LocalStorage;
   signal: AbortSignal;
   maxFileBytes: number;
-  /**
-   * The slowest a download may arrive: fewer bytes than `bytesPerSecond` over a window of
-   * `windowMs` fails it, so that a source sending a byte now and then cannot hold a worker for
-   * hours (0: no floor).
-   */
-  minSpeed: { bytesPerSecond: number; windowMs: number };
   /** The validator remembered from an earlier attempt, for If-Range. */
   validator: string | null;
   rememberValidator(validator: string | null): Promise<void>;

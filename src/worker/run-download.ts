@@ -71,7 +71,6 @@ async function run(deps: DownloadDeps, attempt: Attempt, shutdown: AbortSignal):
       storage,
       signal,
       maxFileBytes: config.maxFileBytes,
-      minSpeed: { bytesPerSecond: config.sourceMinBytesPerSecond, windowMs: config.sourceIdleTimeoutSeconds * 1000 },
       validator: row.sourceValidator,
       rememberValidator: (validator) => attempt.rememberSourceValidator(validator),
       progress: (downloaded, total) => progress.report(downloaded, total),
