@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, type Stats } from 'node:fs';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -63,11 +63,11 @@ function pathFromRoot(target: string): string[] {
 
 /**
  * As root, the package runs PostgreSQL as the `postgres` user, who must be able to walk down to its
- * binaries and to DATA_DIR. Where it cannot, initdb fails with a bare EACCES or names a directory
- * below the one that blocks it (a clone inside a `mktemp -d` directory, which is 0700), so the
- * directories are checked first and the message names those to open.
+ * binaries and to DATA_DIR. Where it cannot (a clone inside a `mktemp -d` directory, which is 0700),
+ * initdb fails with a bare EACCES; so the blocking directories are opened to passing through
+ * (o+x: enter, not list or read), said in the log, and where even that fails the message names them.
  */
-async function checkPostgresUserReaches(dataDir: string): Promise<void> {
+async function letPostgresUserThrough(dataDir: string): Promise<void> {
   if (process.getuid?.() !== 0) return;
   const user = await postgresUserIds();
   const directories = new Set([...pathFromRoot(path.dirname(await postgresBinary())), ...pathFromRoot(path.resolve(dataDir))]);
@@ -76,6 +76,22 @@ async function checkPostgresUserReaches(dataDir: string): Promise<void> {
     if (!mayEnter(await stat(directory), user)) blocking.push(directory);
   }
   if (blocking.length === 0) return;
+  const opened = await Promise.all(
+    blocking.map((directory) =>
+      stat(directory)
+        .then((stats) => chmod(directory, stats.mode | 0o001))
+        .then(
+          () => true,
+          () => false,
+        ),
+    ),
+  );
+  if (opened.every(Boolean)) {
+    console.warn(
+      `[database] The embedded PostgreSQL runs as the \`postgres\` user, who could not enter ${blocking.join(', ')}: others may now pass through (o+x), not list or read them.`,
+    );
+    return;
+  }
   throw new Error(
     `The embedded PostgreSQL cannot start: as root, the service runs it as the \`postgres\` user, who cannot enter ${blocking.join(', ')}. ` +
       'The project directory, DATA_DIR and every directory above them must be readable by that user, ' +
@@ -95,7 +111,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: { port?: n
     options.log?.(line);
   };
   await mkdir(dataDir, { recursive: true });
-  await checkPostgresUserReaches(dataDir);
+  await letPostgresUserThrough(dataDir);
   await stopLeftoverPostmaster(databaseDir, ownerFile);
   const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
   if (fresh) await writeFile(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
