@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['generated/**', 'node_modules/**', 'data/**'] },
+  { ignores: ['generated/**', 'node_modules/**', 'data/**', 'dist/**'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

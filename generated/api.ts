@@ -11,13 +11,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List downloads, newest first
+         * @description Pages through downloads by creation time, newest first. Pass `next_cursor` back as `cursor`
+         *     for the next page; `next_cursor` is null on the last page. Paging is stable while new
+         *     downloads are created: a page never repeats a download of an earlier page nor skips one
+         *     that existed when the first page was read (newer ones appear on a new first page).
+         */
+        get: operations["listDownloads"];
         put?: never;
         /**
          * Start a download
          * @description Records the download and queues it in one transaction, then answers at once; the fetch
          *     runs in the background. With an `Idempotency-Key`, repeating the same request returns the
-         *     original download instead of creating another one.
+         *     original download instead of creating another one. A `callback_url` needs the server's
+         *     `WEBHOOK_SECRET` (without it the request is a 400) and is refused when it points to a private
+         *     or loopback address.
          */
         post: operations["createDownload"];
         delete?: never;
@@ -33,11 +42,30 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a download */
+        /**
+         * Read a download, or follow it live
+         * @description With `Accept: text/event-stream` the answer is a stream of server-sent events: one at once
+         *     with the current state, then one for every change (progress at most twice a second). Each is
+         *     `event: download`, an increasing `id:`, and `data:` one Download exactly as the JSON answer
+         *     would be. After the event with a final status (`completed`, `failed`, `cancelled`,
+         *     `expired`) the server ends the stream. A comment line every 15 seconds keeps proxies from
+         *     closing a quiet stream. On a reconnect, `Last-Event-ID` is honoured: ids go on from it and
+         *     the current state is sent again. Without that `Accept`, the answer is the JSON document.
+         */
         get: operations["getDownload"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Cancel a download, or remove its file
+         * @description "I am done with it." A `queued`, `downloading` or `processing` download becomes `cancelled`:
+         *     whichever process runs it stops within about a second, its partial files are removed, and
+         *     no retry revives it. A `completed` download has its file removed and becomes `expired` (its
+         *     token then answers 410). A download that is already `failed`, `cancelled` or `expired` is
+         *     answered as it is, so repeating a DELETE is harmless. When a cancel and the download's
+         *     completion meet, exactly one of them wins: the answer is `cancelled` (the file was never
+         *     handed out) or `expired` (it completed first, and its file was then removed).
+         */
+        delete: operations["deleteDownload"];
         options?: never;
         head?: never;
         patch?: never;
@@ -59,7 +87,10 @@ export interface paths {
         /**
          * Fetch a finished file
          * @description Streams the file. Supports a single byte range (`Range: bytes=a-b`), conditional requests
-         *     with `If-None-Match` and `If-Modified-Since`, and `If-Range`.
+         *     with `If-None-Match` and `If-Modified-Since`, and `If-Range`. A matching `If-None-Match` is
+         *     answered 304 also when the request carries `Cache-Control: no-cache` or `Pragma: no-cache`,
+         *     as fetch()-based clients add to every conditional request (RFC 9110 has the origin evaluate
+         *     the condition regardless).
          */
         get: operations["getFile"];
         put?: never;
@@ -71,10 +102,171 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This OpenAPI document
+         * @description The contract the service implements, as YAML, for generating clients. Needs no API key.
+         */
+        get: operations["getContract"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reference documentation
+         * @description The contract rendered as one HTML page (Redoc, built from this document when the service
+         *     is built), with everything it needs inside it: it loads nothing from another origin. Needs
+         *     no API key.
+         */
+        get: operations["getDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web page
+         * @description A page for people: paste a link, choose a quality, watch the download live, cancel it, save
+         *     the file, see the recent downloads. It uses this API through the project's SDK, and asks
+         *     for an API key (kept in the browser) when the server has `API_KEYS`. Needs no key itself.
+         */
+        get: operations["getPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness
+         * @description 200 while the process runs. Needs no key and counts against no limit.
+         */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness
+         * @description 200 when the database answers (within 2 seconds) with its migrations applied; 503 otherwise,
+         *     so that a load balancer sends requests elsewhere. Needs no key and counts against no limit.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description The process's metrics in the Prometheus text format: Node's defaults, and
+         *     `vds_downloads_created_total`, `vds_downloads_finished_total{status,source}`,
+         *     `vds_download_bytes_total{source}`, `vds_download_duration_seconds{source}`,
+         *     `vds_jobs{queue,state}`, `vds_http_request_duration_seconds{operation,status}`,
+         *     `vds_webhook_deliveries_total{result}`. Counters count what this process did; scrape every
+         *     process. Needs the API key when the server has `API_KEYS`.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    downloadEnded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A download ended (sent to its `callback_url`)
+         * @description Sent once per download when it reaches `completed`, `failed` or `cancelled`, to the
+         *     `callback_url` it was created with. Signed as the Standard Webhooks specification says, keyed
+         *     by the server's `WEBHOOK_SECRET`: verify it with the `standardwebhooks` package (or any
+         *     implementation of the specification) before trusting the body. Delivery is at least once:
+         *     any 2xx ends it; anything else (or no answer within 10 seconds) is retried with backoff for
+         *     about a day (`WEBHOOK_MAX_ATTEMPTS`), always with the same `webhook-id`, which is what a
+         *     receiver deduplicates on. Redirects are not followed.
+         */
+        post: operations["downloadEnded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        Health: {
+            /** @enum {string} */
+            status: "ok" | "ready";
+        };
         CreateDownload: {
             /**
              * Format: uri
@@ -86,7 +278,9 @@ export interface components {
             filename?: string;
             /**
              * Format: uri
-             * @description Reserved for webhooks; stored with the download.
+             * @description Where to `POST` a signed webhook (see `webhooks.downloadEnded`) when the download ends
+             *     `completed`, `failed` or `cancelled`. Needs the server's `WEBHOOK_SECRET`; must not
+             *     point to a private or loopback address.
              */
             callback_url?: string;
         };
@@ -127,13 +321,48 @@ export interface components {
             started_at: string | null;
             /** Format: date-time */
             completed_at: string | null;
+            /** @description The webhook of a download created with `callback_url`; null without one. */
+            callback: null | components["schemas"]["Callback"];
         };
         /**
          * @description `queued -> downloading -> processing -> completed -> expired`; any of the first three can
-         *     become `failed`. A transient failure returns to `queued` until the retry limit.
+         *     become `failed`, or `cancelled` by `DELETE`. A transient failure returns to `queued` until
+         *     the retry limit. `failed`, `cancelled` and `expired` are final.
          * @enum {string}
          */
-        DownloadStatus: "queued" | "downloading" | "processing" | "completed" | "failed" | "expired";
+        DownloadStatus: "queued" | "downloading" | "processing" | "completed" | "failed" | "cancelled" | "expired";
+        Callback: {
+            /** @description The `callback_url` the download was created with. */
+            url: string;
+            /**
+             * @description - `pending`: the download has not ended yet, or its webhook is being delivered (and
+             *       retried with backoff for about a day, `WEBHOOK_MAX_ATTEMPTS` times)
+             *     - `delivered`: the receiver answered 2xx
+             *     - `failed`: every attempt failed; `last_error` says how the last one did
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed";
+            /** @description Deliveries tried so far. */
+            attempts: number;
+            /** @description How the last failed delivery failed, e.g. `The receiver answered 500.` */
+            last_error: string | null;
+        };
+        DownloadPage: {
+            items: components["schemas"]["Download"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description The body of a webhook, signed as the Standard Webhooks specification says. */
+        WebhookEvent: {
+            /** @enum {string} */
+            type: "download.completed" | "download.failed" | "download.cancelled";
+            /**
+             * Format: date-time
+             * @description When the download ended.
+             */
+            timestamp: string;
+            data: components["schemas"]["Download"];
+        };
         Progress: {
             downloaded_bytes: number;
             total_bytes: number | null;
@@ -369,6 +598,11 @@ export interface components {
     };
     parameters: {
         /**
+         * @description The `id` of the download.
+         * @example 6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11
+         */
+        DownloadUuid: string;
+        /**
          * @description A client-chosen key. The same key with the same body returns the original download, also
          *     under concurrent requests; the same key with a different body is a 409.
          * @example order-42
@@ -424,6 +658,44 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listDownloads: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only downloads in one of these states (comma-separated).
+                 * @example [
+                 *       "queued",
+                 *       "downloading"
+                 *     ]
+                 */
+                status?: components["schemas"]["DownloadStatus"][];
+                /** @description Downloads per page. */
+                limit?: number;
+                /** @description The `next_cursor` of the page before; opaque. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of downloads. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DownloadPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createDownload: {
         parameters: {
             query?: never;
@@ -519,19 +791,81 @@ export interface operations {
     getDownload: {
         parameters: {
             query?: never;
+            header?: {
+                /** @description The `id` of the last event received, when an event stream reconnects. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /**
+                 * @description The `id` of the download.
+                 * @example 6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11
+                 */
+                download_uuid: components["parameters"]["DownloadUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The download in its current state, or the stream of its states. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Download"];
+                    /**
+                     * @example event: download
+                     *     id: 1
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading", ...}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /**
+             * @description The database cannot be reached for a moment, or (for an event stream) this server
+             *     process already holds as many event streams as `MAX_EVENT_STREAMS` allows. Nothing was
+             *     changed; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Service Unavailable",
+                     *       "status": 503,
+                     *       "detail": "This server holds as many event streams as it allows (1000); try again shortly."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteDownload: {
+        parameters: {
+            query?: never;
             header?: never;
             path: {
                 /**
                  * @description The `id` of the download.
                  * @example 6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11
                  */
-                download_uuid: string;
+                download_uuid: components["parameters"]["DownloadUuid"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The download in its current state. */
+            /** @description The download after the change. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -707,6 +1041,217 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
+                };
+            };
+        };
+    };
+    getDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The documentation page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The page was not built (`npm run build` makes it). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "The reference documentation is not built; run npm run build."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The page was not built (`npm run build` makes it). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "The web page is not built; run npm run build."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready for requests. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    downloadEnded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description One per event; the same on every retry of it.
+                 * @example msg_6f1c1a0e5d7a4f6e9a532f0b7c1d9e11
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in Unix seconds.
+                 * @example 1795348805
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the secret.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; the delivery is over. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is retried. */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content?: never;

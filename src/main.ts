@@ -1,3 +1,4 @@
+import { explainStartFailure } from './config/explain.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
 import { startService } from './service.ts';
 
@@ -17,7 +18,7 @@ try {
   service = await startService(config);
 } catch (error) {
   // Whoever starts the service needs the reason in words, not a trace of where it surfaced.
-  console.error(`The service did not start: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`The service did not start: ${explainStartFailure(error, config)}`);
   process.exit(1);
 }
 console.log(

@@ -5,13 +5,19 @@ import type { Config } from './config/index.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { createPrisma } from './db/prisma.ts';
-import { createApp } from './http/app.ts';
-import { answerClientErrors } from './http/client-errors.ts';
+import { DownloadRepository } from './downloads/repository.ts';
+import { DownloadChanges } from './events/changes.ts';
+import { EventStreams } from './events/event-streams.ts';
+import { queueCounts } from './operations/jobs.ts';
+import { createLogger } from './operations/log.ts';
+import { Metrics } from './operations/metrics.ts';
 import { startQueue } from './queue/index.ts';
 import { resolveFfmpegPath } from './media/ffmpeg.ts';
 import { DocumentReader } from './sources/documents/reader.ts';
 import { SourceHttp } from './sources/http.ts';
 import { LocalStorage } from './storage/local.ts';
+import { enqueueWebhooks } from './webhooks/enqueue.ts';
+import { ensureWebhookQueue } from './webhooks/queue.ts';
 import { startWorker, type Worker } from './worker/index.ts';
 
 export type Service = {
@@ -22,6 +28,18 @@ export type Service = {
 
 const DRAIN_MS = 10_000;
 
+let loadingHttp: Promise<typeof import('./http/server.ts')> | undefined;
+
+/**
+ * The HTTP layer, imported only by a process that serves HTTP: a worker has no use for Express,
+ * the validator or the page. One import for all the services a process starts (tests start
+ * several at once), since concurrent imports of one module trip Jest's module linker.
+ */
+function httpLayer(): Promise<typeof import('./http/server.ts')> {
+  loadingHttp ??= import('./http/server.ts');
+  return loadingHttp;
+}
+
 /** Starts what `config.role` asks for (API, worker or both) on one database. */
 export async function startService(config: Config): Promise<Service> {
   await mkdir(config.dataDir, { recursive: true });
@@ -30,8 +48,13 @@ export async function startService(config: Config): Promise<Service> {
   await applyMigrations(databaseUrl);
   const prisma = createPrisma(databaseUrl);
   const boss = await startQueue(databaseUrl, config);
+  await ensureWebhookQueue(boss, config);
   const storage = new LocalStorage(config.dataDir);
   await storage.init();
+  const changes = await DownloadChanges.start(databaseUrl);
+  const downloads = new DownloadRepository(prisma, enqueueWebhooks(boss, config));
+  const log = createLogger(config);
+  const metrics = new Metrics(queueCounts(boss));
 
   const http = new SourceHttp({
     allowPrivateAddresses: config.allowPrivateAddresses,
@@ -43,25 +66,26 @@ export async function startService(config: Config): Promise<Service> {
   const worker: Worker | undefined =
     config.role === 'api'
       ? undefined
-      : await startWorker(boss, { prisma, storage, http, documents, ffmpeg: await resolveFfmpegPath(config.ffmpegPath), config });
+      : await startWorker(boss, { downloads, changes, storage, http, documents, ffmpeg: await resolveFfmpegPath(config.ffmpegPath), config, log, metrics });
+  const streams = new EventStreams({ downloads, changes }, config.maxEventStreams);
   let server: Server | undefined;
   if (config.role !== 'worker') {
-    const app = createApp({ prisma, boss, storage, config });
-    server = await new Promise<Server>((resolve, reject) => {
-      const listening = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
-      answerClientErrors(listening);
-    });
+    const { listen } = await httpLayer();
+    server = await listen({ downloads, boss, storage, streams, config, log, metrics });
   }
   const address = server?.address() as AddressInfo | undefined;
   const host = address?.family === 'IPv6' ? `[${address.address}]` : address?.address;
 
   let stopped: Promise<void> | undefined;
   const stop = async () => {
-    // Stop taking requests, let running downloads checkpoint and requeue, then close the rest.
+    // Stop taking requests, end the event streams (a client reconnects to another process), let
+    // running downloads checkpoint and requeue, then close the rest.
     const closed = server ? closeServer(server) : Promise.resolve();
+    streams.closeAll();
     await worker?.stop();
     await boss.stop({ graceful: true, timeout: DRAIN_MS });
     await closed;
+    await changes.stop();
     await http.close();
     await documents.close();
     await prisma.$disconnect();

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import fc from 'fast-check';
@@ -49,7 +50,8 @@ beforeAll(async () => {
   // The services that take generated bodies run no worker: a body wrongly accepted is never
   // fetched, so no generated host is ever contacted. Only `files` downloads, from the fixture.
   [api, guarded, files, source, deadPort] = await Promise.all([
-    startTestService({ role: 'api', allowPrivateAddresses: true, rateLimitPerMinute: 0 }),
+    // Valid bodies may carry a callback_url, which a service takes only with a webhook secret.
+    startTestService({ role: 'api', allowPrivateAddresses: true, rateLimitPerMinute: 0, webhookSecret: `whsec_${randomBytes(32).toString('base64')}` }),
     startTestService({ role: 'api', allowPrivateAddresses: false, rateLimitPerMinute: 0, apiKeys: [API_KEY] }),
     startTestService({ allowPrivateAddresses: true, rateLimitPerMinute: 0 }),
     startFixtureServer(),

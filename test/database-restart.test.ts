@@ -4,6 +4,7 @@ import getPort from 'get-port';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.ts';
 import { startService, type Service } from '../src/service.ts';
 import { createHttp, makeDataDir, pollStatus, testConfig, type Download, type TestHttp } from './support/api.ts';
+import { openEventStream } from './support/event-stream.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 import { waitFor, waitForProgress, within } from './support/waiting.ts';
@@ -51,13 +52,17 @@ async function createDownload(url: string): Promise<string> {
   return (created.body as Download).id;
 }
 
-test('when PostgreSQL restarts while downloads run, then they complete, new ones complete, and a create during the outage is a 503 problem', async () => {
+test('when PostgreSQL restarts while downloads run, then they complete, new ones complete, an event stream follows one to the end, a create during the outage is a 503 problem, and readiness follows the database', async () => {
   const size = (await stat(mediaPath('big.mp4'))).size;
   // One transfer ends while the database is down, so that recording its end has to wait for the
   // database; the other ends after the database is back.
   const endsDuringOutage = await createDownload(source.file('/during.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(size / 2) }));
   const endsAfterOutage = await createDownload(source.file('/after.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(size / 6) }));
   await waitForProgress(http, endsDuringOutage, size / 4);
+  // A client following a download through the outage: the process's listening connection is lost
+  // with the database, and the stream must pick the changes up again once it is back.
+  const stream = await openEventStream(service!.url, endsAfterOutage);
+  await stream.waitForEvents(1);
 
   await database!.stop();
   database = undefined;
@@ -70,10 +75,16 @@ test('when PostgreSQL restarts while downloads run, then they complete, new ones
   expect(Number(duringOutage.headers['retry-after'])).toBeGreaterThan(0);
   expect(duringOutage.headers['content-type']).toMatch(/^application\/problem\+json/);
   expect(duringOutage.body).toMatchObject({ status: duringOutage.status });
+  // A load balancer sees the process alive but not ready.
+  expect((await http.request('GET', '/healthz', '/healthz')).body).toEqual({ status: 'ok' });
+  const notReady = await within(5_000, 'GET /readyz while the database is down', http.request('GET', '/readyz', '/readyz'));
+  expect(notReady.status).toBe(503);
+  expect(notReady.headers['content-type']).toMatch(/^application\/problem\+json/);
   await waitFor('the first transfer to end', () => source.requestsFor('/during.mp4')[0]?.outcome === 'complete', 10_000);
   // Long enough for the worker to reach the database, and find it gone, with the finished file.
   await sleep(1_000);
   database = await startDatabase();
+  await waitFor('ready again', async () => (await http.request('GET', '/readyz', '/readyz')).status === 200, 15_000);
 
   const expected = await sha256File(mediaPath('big.mp4'));
   for (const [id, routePath] of [
@@ -85,6 +96,8 @@ test('when PostgreSQL restarts while downloads run, then they complete, new ones
     // Whatever had to be run again, the bytes already on disk were not fetched a second time.
     expect(source.requestsFor(routePath).reduce((sum, request) => sum + request.bytesSent, 0)).toBe(size);
   }
+  await within(10_000, 'the event stream to end', stream.ended);
+  expect(stream.events.at(-1)!.download).toMatchObject({ id: endsAfterOutage, status: 'completed' });
   const afterRestart = await createDownload(source.file('/later.mp4', mediaPath('clip.mp4')));
   const later = await pollStatus(http, afterRestart, ['completed'], 20_000);
   expect(later.file?.sha256).toBe(await sha256File(mediaPath('clip.mp4')));

@@ -25,15 +25,23 @@ async function postmasterOf(dataDir: string): Promise<number> {
   return Number((await readFile(pidFileOf(dataDir), 'utf8')).split('\n')[0]);
 }
 
-/** Alive and not a zombie waiting to be collected. */
-async function isRunning(pid: number): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
+/** The fields of /proc/<pid>/stat after the command name: state first, the start time 20th. */
+async function statOf(pid: number): Promise<string[]> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  return stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ') : [];
+}
+
+/** When the process started, in clock ticks since boot: with a PID, it names one process, even after the PID is reused. */
+const startTimeOf = async (pid: number): Promise<string | undefined> => (await statOf(pid))[19];
+
+/**
+ * Alive and not a zombie waiting to be collected; with `startTime`, also the same process as
+ * before: on a busy machine (pid_max is 32768 here) a PID that ended may soon name another one.
+ */
+async function isRunning(pid: number, startTime?: string): Promise<boolean> {
+  const [state] = await statOf(pid);
+  if (state === undefined || state === 'Z' || state === 'X') return false;
+  return startTime === undefined || (await startTimeOf(pid)) === startTime;
 }
 
 /** A process that has ended meanwhile needs no signal. */
@@ -69,11 +77,12 @@ test(
     const dataDir = await freshDataDir();
     const first = await startOn(dataDir);
     const leftover = await postmasterOf(dataDir);
+    const leftoverStart = await startTimeOf(leftover);
     await first.kill('SIGKILL');
-    expect(await isRunning(leftover)).toBe(true);
+    expect(await isRunning(leftover, leftoverStart)).toBe(true);
 
     const second = await startOn(dataDir);
-    expect(await isRunning(leftover)).toBe(false);
+    expect(await isRunning(leftover, leftoverStart)).toBe(false);
     expect(second.output()).toContain(`stopping PostgreSQL PID ${leftover}`);
     const current = await postmasterOf(dataDir);
     expect(current).not.toBe(leftover);

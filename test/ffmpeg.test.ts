@@ -12,7 +12,7 @@ import { failureLine, resolveFfmpegPath, runFfmpeg } from '../src/media/ffmpeg.t
 import { fileUrl } from '../src/media/input.ts';
 import { probe } from '../src/media/probe.ts';
 import { remux } from '../src/media/remux.ts';
-import { frameHashes, resolveFfmpeg, runFfmpeg as runTestFfmpeg } from './support/ffmpeg.ts';
+import { bundledFfmpeg, frameHashes, resolveFfmpeg, runFfmpeg as runTestFfmpeg } from './support/ffmpeg.ts';
 import { mediaPath } from './support/media.ts';
 import { segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
 
@@ -230,7 +230,8 @@ describe('ffmpeg remux and probe', () => {
     const run = await runFfmpeg(ffmpeg, ['-loglevel', 'error', '-i', media.vp8Webm, '-c', 'copy', '-f', 'mp4', fileUrl(output)], MINUTE);
 
     expect(run.exitCode).not.toBe(0);
-    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^Could not write header/);
+    // ffmpeg 4 ends with the header line, ffmpeg 5 with the output stream's: neither says why.
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^(Could not write header|Error initializing output stream)/);
     expect(failureLine(run.stderr, [output])).toBe('Could not find tag for codec vp8 in stream #0, codec not currently supported in container');
   });
 
@@ -300,7 +301,7 @@ describe('the container table', () => {
     ['RealMedia', [...both, '-c:v', 'rv10', '-c:a', 'ac3', '-f', 'rm'], 'application/vnd.rn-realmedia', 'rm'],
   ])('when ffmpeg writes %s, then its bytes name a container of the table that ffmpeg reads back', async (name, args, mime, ext) => {
     const file = path.join(dir, name.replaceAll(' ', '-'));
-    await runTestFfmpeg([...args, file]);
+    await runTestFfmpeg([...args, file], { ffmpeg: args.includes('libopencore_amrnb') ? await bundledFfmpeg() : undefined });
 
     const sniffed = await fileTypeFromFile(file);
     expect(containerOfSniffed(sniffed!.mime)).toMatchObject({ mime, ext });

@@ -73,6 +73,22 @@ describe('GET /download/{token}', () => {
     expect(res.body.length).toBe(0);
   });
 
+  test.each<Record<string, string>>([{ 'Cache-Control': 'no-cache' }, { Pragma: 'no-cache' }, { 'Cache-Control': 'max-age=0, no-cache', Pragma: 'no-cache' }])(
+    'when If-None-Match matches and the request also says %o, as fetch() clients do, then still 304',
+    async (noCache) => {
+      const etag = `"${done.file!.sha256}"`;
+      const res = await app.http.getFile(done.token!, { 'If-None-Match': `"other", ${etag}`, ...noCache });
+      expect(res.status).toBe(304);
+      expect(res.headers.etag).toBe(etag);
+      expect(res.body.length).toBe(0);
+      expect((await app.http.headFile(done.token!, { 'If-None-Match': etag, ...noCache })).status).toBe(304);
+      // A validator that does not match still gets the whole file.
+      const changed = await app.http.getFile(done.token!, { 'If-None-Match': '"other"', ...noCache });
+      expect(changed.status).toBe(200);
+      expect(changed.body.equals(original)).toBe(true);
+    },
+  );
+
   test('when HEAD is sent, then the headers of the file come without a body', async () => {
     const res = await app.http.headFile(done.token!);
     expect(res.status).toBe(200);

@@ -172,6 +172,8 @@ describe('fetching a planned stream', () => {
     expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
     expect(source.requestsFor('/flaky/seg002.ts').map((request) => request.status)).toEqual([503, 200]);
     expect(requestsUnder('flaky')).toHaveLength(media.hlsSegments.length + 1);
+    // What the log's completed line will say of it.
+    expect(fetched.segments).toEqual({ count: media.hlsSegments.length, retried: 1, slowest_ms: expect.any(Number) });
   });
 
   test('when a segment answers 404, then the fetch fails with source_http_error without retrying it', async () => {

@@ -1,4 +1,6 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -23,15 +25,56 @@ async function failedStart(env: Record<string, string>): Promise<{ code: string;
   return { code, output };
 }
 
-test('when the database cannot be reached, then the service exits non-zero with one message and no stack trace', async () => {
+test('when the database cannot be reached, then the service exits 1 with one line that names DATABASE_URL, and no stack trace', async () => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'vds-start-'));
   try {
-    const { code, output } = await failedStart({ DATA_DIR: dataDir, DATABASE_URL: `postgresql://postgres@127.0.0.1:${await unusedPort()}/downloads` });
-    expect(code).not.toBe('0');
-    expect(output).toMatch(/did not start/);
+    const port = await unusedPort();
+    const { code, output } = await failedStart({ DATA_DIR: dataDir, DATABASE_URL: `postgresql://postgres:secret@127.0.0.1:${port}/downloads` });
+    expect(code).toBe('1');
+    expect(output.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^The service did not start: The database at DATABASE_URL \\(postgresql://127\\.0\\.0\\.1:${port}/downloads\\) cannot be used: .*; check DATABASE_URL`,
+        ),
+      ),
+    ]);
+    expect(output).not.toContain('secret');
     expect(output).not.toMatch(STACK_FRAME);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('when the port is taken, then the service exits 1 with one line that names PORT', async () => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'vds-start-'));
+  const taken = http.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = taken.address() as AddressInfo;
+    const { code, output } = await failedStart({ DATA_DIR: dataDir, PORT: String(port) });
+    expect(code).toBe('1');
+    expect(output.trim().split('\n').at(-1)).toBe(
+      `The service did not start: Port ${port} on 127.0.0.1 is already in use; set PORT (or HOST) to one that is free.`,
+    );
+    expect(output).not.toMatch(STACK_FRAME);
+  } finally {
+    taken.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('when DATA_DIR is a file, then the service exits 1 with one line that names DATA_DIR', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-start-'));
+  const file = path.join(dir, 'not-a-directory');
+  await writeFile(file, '');
+  try {
+    const { code, output } = await failedStart({ DATA_DIR: file });
+    expect(code).toBe('1');
+    expect(output.trim().split('\n')).toEqual([
+      expect.stringMatching(/^The service did not start: DATA_DIR \(.*not-a-directory\) cannot be used: .*; set DATA_DIR to a directory/),
+    ]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 });
 

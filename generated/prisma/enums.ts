@@ -15,7 +15,17 @@ export const DownloadStatus = {
   processing: 'processing',
   completed: 'completed',
   failed: 'failed',
+  cancelled: 'cancelled',
   expired: 'expired'
 } as const
 
 export type DownloadStatus = (typeof DownloadStatus)[keyof typeof DownloadStatus]
+
+
+export const CallbackState = {
+  pending: 'pending',
+  delivered: 'delivered',
+  failed: 'failed'
+} as const
+
+export type CallbackState = (typeof CallbackState)[keyof typeof CallbackState]

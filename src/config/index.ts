@@ -69,6 +69,15 @@ const schema = z.object({
   RETRY_DELAY_SECONDS: int(1, 3600).default(2),
   RATE_LIMIT_PER_MINUTE: int(0).default(120),
   ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  // Standard Webhooks secrets are `whsec_` and the base64 of the key (24 to 64 random bytes).
+  WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/, 'must be whsec_ followed by the base64 of 24 to 64 random bytes (e.g. whsec_$(openssl rand -base64 32))')
+    .optional(),
+  WEBHOOK_MAX_ATTEMPTS: int(1, 50).default(12),
+  WEBHOOK_RETRY_DELAY_SECONDS: int(1, 3600).default(60),
+  MAX_EVENT_STREAMS: int(1, 100_000).default(1000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: z
     .string()
     .transform((value): boolean | number | string => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value))
@@ -100,6 +109,15 @@ export type Config = {
   retryDelaySeconds: number;
   rateLimitPerMinute: number;
   role: 'all' | 'api' | 'worker';
+  /** The key webhooks are signed with; without it no download may ask for one. */
+  webhookSecret: string | undefined;
+  webhookMaxAttempts: number;
+  /** The first delay between webhook deliveries; it doubles, with jitter, up to six hours. */
+  webhookRetryDelaySeconds: number;
+  /** Event streams one API process holds open at once. */
+  maxEventStreams: number;
+  /** pino's level: `info` logs requests, state changes and the phases of downloads. */
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Express's `trust proxy`: whose X-Forwarded-* to believe for the client address and protocol. */
   trustProxy: boolean | number | string;
 };
@@ -137,6 +155,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retryDelaySeconds: c.RETRY_DELAY_SECONDS,
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
     role: c.ROLE,
+    webhookSecret: c.WEBHOOK_SECRET,
+    webhookMaxAttempts: c.WEBHOOK_MAX_ATTEMPTS,
+    webhookRetryDelaySeconds: c.WEBHOOK_RETRY_DELAY_SECONDS,
+    maxEventStreams: c.MAX_EVENT_STREAMS,
+    logLevel: c.LOG_LEVEL,
     trustProxy: c.TRUST_PROXY,
   };
 }

@@ -64,6 +64,23 @@ function withCatalogChars<Q extends SqlQueryable>(queryable: Q): Q {
   return queryable;
 }
 
+/**
+ * The pg adapter runs a migration script by splitting it at every `;`, which cuts a function body
+ * (and a comment) in pieces; PostgreSQL's simple query protocol takes the whole script at once, as
+ * `psql -f` would, in one implicit transaction.
+ */
+function withWholeScripts<A extends SqlDriverAdapter>(adapter: A): A {
+  const pgAdapter = adapter as unknown as { underlyingDriver(): pg.Pool; onError(error: unknown): never };
+  adapter.executeScript = async (script) => {
+    try {
+      await pgAdapter.underlyingDriver().query(script);
+    } catch (error) {
+      pgAdapter.onError(error);
+    }
+  };
+  return adapter;
+}
+
 function adapterWithCatalogChars<A extends SqlDriverAdapter>(adapter: A): A {
   const startTransaction = adapter.startTransaction.bind(adapter);
   adapter.startTransaction = async (isolationLevel) => withCatalogChars<Transaction>(await startTransaction(isolationLevel));
@@ -76,7 +93,7 @@ export function schemaEngineAdapter(databaseUrl: string) {
   const factory = new PrismaPg(pool);
   const connect = factory.connect.bind(factory);
   const connectToShadowDb = factory.connectToShadowDb.bind(factory);
-  factory.connect = async () => adapterWithCatalogChars(await connect());
-  factory.connectToShadowDb = async () => adapterWithCatalogChars(await connectToShadowDb());
+  factory.connect = async () => withWholeScripts(adapterWithCatalogChars(await connect()));
+  factory.connectToShadowDb = async () => withWholeScripts(adapterWithCatalogChars(await connectToShadowDb()));
   return { adapter: bindMigrationAwareSqlAdapterFactory(factory), end: () => pool.end() };
 }

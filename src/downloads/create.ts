@@ -30,8 +30,9 @@ export class DownloadCreator {
     this.batch = new CreateBatcher(deps);
   }
 
-  async create(input: CreateDownloadInput, idempotencyKey: string | undefined): Promise<CreateResult> {
-    const data = newDownload(input, idempotencyKey);
+  /** `linkBase`: the origin and BASE_PATH of the request, which links in its webhook are built on. */
+  async create(input: CreateDownloadInput, idempotencyKey: string | undefined, linkBase: string): Promise<CreateResult> {
+    const data = newDownload(input, idempotencyKey, linkBase);
     const earlier = idempotencyKey ? await this.replay(idempotencyKey, data.requestHash) : null;
     if (earlier) return earlier;
     try {
@@ -51,7 +52,7 @@ export class DownloadCreator {
   }
 }
 
-function newDownload(input: CreateDownloadInput, idempotencyKey: string | undefined): NewDownload {
+function newDownload(input: CreateDownloadInput, idempotencyKey: string | undefined, linkBase: string): NewDownload {
   return {
     id: randomUUID(),
     url: input.url,
@@ -59,6 +60,8 @@ function newDownload(input: CreateDownloadInput, idempotencyKey: string | undefi
     // Cleaned now: the database cannot hold some of what a client may send (NUL).
     requestedFilename: input.filename === undefined ? null : cleanFileName(input.filename) || null,
     callbackUrl: input.callback_url ?? null,
+    callbackState: input.callback_url === undefined ? null : 'pending',
+    linkBase,
     idempotencyKey: idempotencyKey ?? null,
     requestHash: requestHash(input),
   };

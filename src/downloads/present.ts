@@ -48,5 +48,9 @@ export function presentDownload(row: Row, baseUrl: string): Download {
     updated_at: row.updatedAt.toISOString(),
     started_at: row.startedAt?.toISOString() ?? null,
     completed_at: row.completedAt?.toISOString() ?? null,
+    callback:
+      row.callbackUrl && row.callbackState
+        ? { url: row.callbackUrl, state: row.callbackState, attempts: row.callbackAttempts, last_error: row.callbackLastError }
+        : null,
   };
 }

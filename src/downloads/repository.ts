@@ -9,7 +9,23 @@ import { DOWNLOAD_QUEUE, JOB_TABLE, LIVE_JOB_STATES } from '../queue/index.ts';
 // back to downloading, say); the changes an attempt makes are guarded by its claim as well.
 
 export type NewDownload = Generated.DownloadCreateManyInput;
-type Transaction = Generated.TransactionClient;
+export type Transaction = Generated.TransactionClient;
+
+/**
+ * Runs in the transaction that ends downloads (`completed`, `failed` or `cancelled`), with their
+ * rows as they now are: what it writes (a webhook's job) commits with the change or not at all.
+ */
+export type EndedHook = (rows: Row[], tx: Transaction) => Promise<void>;
+
+/** What a DELETE did: cancelled a download that had not ended, expired a completed one, or nothing. */
+export type Cancellation =
+  /** `unheld`: no attempt held it (it waited in the queue, or its worker died), so its files are nobody's. */
+  { kind: 'cancelled'; row: Row; unheld: boolean } | { kind: 'expired'; row: Row } | { kind: 'unchanged'; row: Row } | { kind: 'unknown' };
+
+/** A position in the list, newest first: the last row of a page. */
+export type ListPosition = { createdAt: Date; id: string };
+
+export type CallbackOutcome = { state: 'pending' | 'delivered' | 'failed'; lastError: string | null };
 
 /** One claimed attempt: the download and the attempt number its claim gave it. */
 export type AttemptKey = { id: string; number: number };
@@ -37,6 +53,8 @@ export type StoredFile = {
 export type CompletedFile = StoredFile & { tokenSecret: string; completedAt: Date; expiresAt: Date };
 
 const ACTIVE: DownloadStatus[] = [...ACTIVE_STATUSES];
+/** The ends a download's webhook announces. */
+const ENDINGS: DownloadStatus[] = ['completed', 'failed', 'cancelled'];
 /** An attempt holds its download while the download is in one of these. */
 const RUNNING = ACTIVE.filter((status) => status !== 'queued');
 
@@ -52,7 +70,15 @@ function ids(rows: { id: string }[]): string[] {
 }
 
 export class DownloadRepository {
-  constructor(private readonly prisma: Prisma) {}
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly onEnded: EndedHook = async () => {},
+  ) {}
+
+  /** Resolves when the database answers and holds the downloads table (the migrations ran). */
+  async ping(): Promise<void> {
+    await this.prisma.$queryRaw`SELECT 1 FROM downloads LIMIT 1`;
+  }
 
   find(id: string): Promise<Row | null> {
     return this.prisma.download.findUnique({ where: { id } });
@@ -124,22 +150,24 @@ export class DownloadRepository {
   }
 
   async markCompleted(attempt: AttemptKey, file: CompletedFile): Promise<boolean> {
-    const { count } = await this.prisma.download.updateMany({
-      where: this.held(attempt),
-      data: {
-        status: 'completed',
-        ...file,
-        sizeBytes: BigInt(file.sizeBytes),
-        downloadedBytes: BigInt(file.sizeBytes),
-        totalBytes: BigInt(file.sizeBytes),
-        speedBytesPerSecond: null,
-        leaseExpiresAt: null,
-        errorCode: null,
-        errorMessage: null,
-        errorRetryable: null,
-      },
-    });
-    return count === 1;
+    const rows = await this.ending((tx) =>
+      tx.download.updateManyAndReturn({
+        where: this.held(attempt),
+        data: {
+          status: 'completed',
+          ...file,
+          sizeBytes: BigInt(file.sizeBytes),
+          downloadedBytes: BigInt(file.sizeBytes),
+          totalBytes: BigInt(file.sizeBytes),
+          speedBytesPerSecond: null,
+          leaseExpiresAt: null,
+          errorCode: null,
+          errorMessage: null,
+          errorRetryable: null,
+        },
+      }),
+    );
+    return rows.length === 1;
   }
 
   /**
@@ -156,18 +184,65 @@ export class DownloadRepository {
 
   /** False when the attempt no longer held its download, so nothing of it may be cleaned up. */
   async markFailed(attempt: AttemptKey, error: DownloadError): Promise<boolean> {
-    const { count } = await this.prisma.download.updateMany({
-      where: this.held(attempt),
-      data: {
-        status: 'failed',
-        speedBytesPerSecond: null,
-        leaseExpiresAt: null,
-        errorCode: error.code,
-        errorMessage: error.message,
-        errorRetryable: error.retryable,
-      },
+    const rows = await this.ending((tx) =>
+      tx.download.updateManyAndReturn({
+        where: this.held(attempt),
+        data: {
+          status: 'failed',
+          speedBytesPerSecond: null,
+          leaseExpiresAt: null,
+          errorCode: error.code,
+          errorMessage: error.message,
+          errorRetryable: error.retryable,
+        },
+      }),
+    );
+    return rows.length === 1;
+  }
+
+  /**
+   * DELETE: a download that has not ended becomes `cancelled` (any attempt at it loses its claim,
+   * and no claim can take it again), a completed one `expired` at once. One locked update, so
+   * that a completion racing it either lands first (and is then expired) or finds it cancelled.
+   */
+  async cancel(id: string): Promise<Cancellation> {
+    const rows = await this.ending(async (tx) =>
+      (
+        await tx.$queryRaw<({ previous: DownloadStatus; unheld: boolean } & Record<string, unknown>)[]>`
+          UPDATE downloads d
+             SET status = CASE WHEN d.status = 'completed' THEN 'expired' ELSE 'cancelled' END::download_status,
+                 expires_at = CASE WHEN d.status = 'completed' THEN now() ELSE d.expires_at END,
+                 speed_bytes_per_second = NULL, lease_expires_at = NULL, updated_at = now()
+            FROM (SELECT id, status AS previous, (lease_expires_at IS NULL OR lease_expires_at <= now()) AS unheld
+                    FROM downloads WHERE id = ${id}::uuid FOR UPDATE) before
+           WHERE d.id = before.id AND d.status = ANY(${[...ACTIVE, 'completed']}::download_status[])
+       RETURNING d.*, before.previous, before.unheld`
+      ).map(({ previous, unheld, ...columns }) => Object.assign(toRow(columns), { previous, unheld })),
+    );
+    const [changed] = rows;
+    if (changed) {
+      const { previous, unheld, ...row } = changed;
+      return previous === 'completed' ? { kind: 'expired', row } : { kind: 'cancelled', row, unheld };
+    }
+    const row = await this.find(id);
+    return row ? { kind: 'unchanged', row } : { kind: 'unknown' };
+  }
+
+  /** A page of downloads, newest first, after `after` (the last row of the page before). */
+  list(options: { statuses: DownloadStatus[] | undefined; limit: number; after: ListPosition | undefined }): Promise<Row[]> {
+    const { statuses, limit, after } = options;
+    const position = after ? Sql.sql`AND (created_at, id) < (${after.createdAt}, ${after.id}::uuid)` : Sql.empty;
+    const status = statuses ? Sql.sql`AND status = ANY(${statuses}::download_status[])` : Sql.empty;
+    return this.prisma.$queryRaw<Record<string, unknown>[]>`
+      SELECT * FROM downloads WHERE true ${status} ${position} ORDER BY created_at DESC, id DESC LIMIT ${limit}`.then((rows) => rows.map(toRow));
+  }
+
+  /** Records one delivery of a download's webhook. */
+  async recordCallback(id: string, outcome: CallbackOutcome): Promise<void> {
+    await this.prisma.download.update({
+      where: { id },
+      data: { callbackAttempts: { increment: 1 }, callbackState: outcome.state, callbackLastError: outcome.lastError },
     });
-    return count === 1;
   }
 
   /**
@@ -176,8 +251,9 @@ export class DownloadRepository {
    * the attempt running it. Returns their ids.
    */
   async failWithoutJob(error: DownloadError, now = new Date()): Promise<string[]> {
-    return ids(
-      await this.prisma.$queryRaw<{ id: string }[]>`
+    const rows = await this.ending(async (tx) =>
+      (
+        await tx.$queryRaw<Record<string, unknown>[]>`
         UPDATE downloads d
            SET status = 'failed', error_code = ${error.code}, error_message = ${error.message}, error_retryable = ${error.retryable},
                speed_bytes_per_second = NULL, lease_expires_at = NULL, updated_at = ${now}
@@ -186,8 +262,10 @@ export class DownloadRepository {
            AND NOT EXISTS (
                  SELECT 1 FROM ${Sql.raw(JOB_TABLE)} j
                   WHERE j.name = ${DOWNLOAD_QUEUE} AND j.state::text = ANY(${LIVE_JOB_STATES}) AND j.data->>'download_id' = d.id::text)
-     RETURNING d.id`,
+     RETURNING d.*`
+      ).map(toRow),
     );
+    return ids(rows);
   }
 
   /** Completed downloads whose time is up become `expired`; returns their ids, for their files to go. */
@@ -204,6 +282,16 @@ export class DownloadRepository {
   async activeAmong(candidates: string[]): Promise<Set<string>> {
     const rows = await this.prisma.download.findMany({ where: { id: { in: candidates }, status: { in: ACTIVE } }, select: { id: true } });
     return new Set(ids(rows));
+  }
+
+  /** Runs `change` in a transaction with the hook on the downloads it ended. */
+  private ending<T extends Row>(change: (tx: Transaction) => Promise<T[]>): Promise<T[]> {
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await change(tx);
+      const ended = rows.filter((row) => ENDINGS.includes(row.status));
+      if (ended.length) await this.onEnded(ended, tx);
+      return rows;
+    });
   }
 
   /** The rows an attempt may still write: its claim is the latest, and no outcome has been recorded. */

@@ -7,17 +7,33 @@ import type { PgBoss } from 'pg-boss';
 import { parse } from 'yaml';
 import type { Config } from '../config/index.ts';
 import { projectRoot } from '../config/paths.ts';
-import type { Prisma } from '../db/prisma.ts';
+import type { DownloadRepository } from '../downloads/repository.ts';
+import type { EventStreams } from '../events/event-streams.ts';
+import type { Logger } from '../operations/log.ts';
+import type { Metrics } from '../operations/metrics.ts';
 import type { LocalStorage } from '../storage/local.ts';
 import { ApiKeys } from './auth.ts';
+import { observeRequests } from './observe.ts';
+import { plainQueryNames } from './plain-query.ts';
 import { HttpProblem, problemHandler } from './problem.ts';
 import { failedKeyAttemptLimit, requestLimit } from './rate-limit.ts';
+import { contractRoutes } from './routes/contract.ts';
 import { downloadRoutes } from './routes/downloads.ts';
 import { fileRoutes } from './routes/files.ts';
+import { operationsRoutes } from './routes/operations.ts';
+import { pageRoutes } from './routes/page.ts';
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
-export type AppDeps = { prisma: Prisma; boss: PgBoss; storage: LocalStorage; config: Config };
+export type AppDeps = {
+  downloads: DownloadRepository;
+  boss: PgBoss;
+  storage: LocalStorage;
+  streams: EventStreams;
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+};
 
 /** The contract, with its server set to BASE_PATH so the validator matches paths below it. */
 function loadSpec(basePath: string): object {
@@ -33,15 +49,27 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   // Files are meant to be embedded elsewhere (<video src=download_url>), so other origins may load them.
-  app.use(helmet({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
+  app.use(
+    helmet({
+      crossOriginResourcePolicy: { policy: 'cross-origin' },
+      // A self-hosted service is often reached over plain HTTP on a LAN address, where upgrading
+      // the page's requests to HTTPS would leave it without its script and style.
+      contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
+    }),
+  );
+  app.use(observeRequests(deps.log, deps.metrics));
 
   const api = express.Router();
+  api.use(contractRoutes());
+  api.use(pageRoutes(config.basePath));
   // Limits and keys apply to the /downloads operations only; a retrieval token is its own key.
   // Failed key attempts are limited before the key is checked, and requests after it, so that only
   // a configured key is given a budget of its own.
   const keys = new ApiKeys(config.apiKeys);
+  api.use(operationsRoutes({ downloads: deps.downloads, metrics: deps.metrics, keys }));
   api.use('/downloads', failedKeyAttemptLimit(keys, config.rateLimitPerMinute), keys.require, requestLimit(keys, config.rateLimitPerMinute));
   api.use(express.json({ limit: MAX_BODY_BYTES }));
+  api.use(plainQueryNames);
   api.use(
     OpenApiValidator.middleware({
       apiSpec: loadSpec(config.basePath) as never,

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { Agent, errors, request, type Dispatcher } from 'undici';
+import { Agent, errors, request, type buildConnector, type Dispatcher } from 'undici';
 import { DownloadError } from '../core/errors.ts';
 import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from './address-policy.ts';
 import { guardedConnector } from './guarded-connector.ts';
@@ -61,6 +61,14 @@ export function requireStatus(response: SourceResponse, accepted?: readonly numb
   throw httpStatusError(response.status);
 }
 
+/**
+ * Connects only where `addresses` allows, judged on each lookup's answer. An address literal is not
+ * looked up, so whoever connects checks `refusesOnItsFace` first.
+ */
+export function policedConnector(addresses: AddressPolicy, timeoutMs: number): buildConnector.connector {
+  return guardedConnector({ timeout: timeoutMs, ...(addresses.allowsEverything ? {} : { lookup: addresses.lookup }) });
+}
+
 type GetOptions = { headers?: Record<string, string>; signal?: AbortSignal };
 
 export class SourceHttp {
@@ -76,7 +84,7 @@ export class SourceHttp {
       headersTimeout: policy.idleTimeoutMs,
       bodyTimeout: policy.idleTimeoutMs,
       keepAliveTimeout: 10_000,
-      connect: guardedConnector({ timeout: policy.connectTimeoutMs, ...(this.addresses.allowsEverything ? {} : { lookup: this.addresses.lookup }) }),
+      connect: policedConnector(this.addresses, policy.connectTimeoutMs),
     });
   }
 

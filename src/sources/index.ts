@@ -11,7 +11,7 @@ import type { DocumentReader } from './documents/reader.ts';
 import { planHls } from './hls/index.ts';
 import { discard, requireStatus, type SourceResponse } from './http.ts';
 import { peek } from './peek.ts';
-import { fetchPlan } from './segmented/index.ts';
+import { fetchPlan, type SegmentStats } from './segmented/index.ts';
 import { readDocument } from './small-bodies.ts';
 import type { Quality } from '../core/quality.ts';
 import type { FetchedFile, MediaPlan, SourceContext } from './types.ts';
@@ -22,7 +22,13 @@ import type { FetchedFile, MediaPlan, SourceContext } from './types.ts';
 
 export type MediaContext = SourceContext & { quality: Quality; ffmpeg: string; documents: DocumentReader; maxSegments: number };
 
+/** What the URL turned out to be: a file, an HLS or DASH stream, or a page that embeds one. */
+export type SourceKind = 'direct' | 'hls' | 'dash' | 'html';
+
 export type FetchedMedia = FetchedFile & {
+  source: SourceKind;
+  /** For HLS and DASH: how many segments, how many retries, the slowest one. */
+  segments?: SegmentStats;
   mime: string;
   ext: string;
   durationSeconds: number | null;
@@ -54,11 +60,11 @@ async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): 
       return fromDirect(target, opened);
     case 'hls': {
       const text = await readDocument(opened, 'hls', ctx.signal);
-      return fromPlan(target, await planHls({ ...ctx, url: response.url, text }));
+      return fromPlan(target, await planHls({ ...ctx, url: response.url, text }), 'hls');
     }
     case 'dash': {
       const text = await readDocument(opened, 'dash', ctx.signal);
-      return fromPlan(target, await ctx.documents.dash({ url: response.url, text, quality: ctx.quality, maxSegments: ctx.maxSegments }, ctx.signal));
+      return fromPlan(target, await ctx.documents.dash({ url: response.url, text, quality: ctx.quality, maxSegments: ctx.maxSegments }, ctx.signal), 'dash');
     }
     case 'html':
       if (pagesAllowed) return fromPage(target, response.url, await readDocument(opened, 'page', ctx.signal));
@@ -85,7 +91,7 @@ async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<F
       signal: ctx.signal,
       declaredType: fetched.declaredType,
     });
-    return { ...(await describe(ctx.ffmpeg, remuxed, ctx.signal)), declaredType: remuxed.mime, title: null };
+    return { ...(await describe(ctx.ffmpeg, remuxed, ctx.signal)), declaredType: remuxed.mime, title: null, source: 'direct' };
   }
   // The file is handed back as it came, so ffmpeg must find audio or video in it: a container's
   // first bytes with nothing playable behind them (a forged or cut-off file) are no download.
@@ -105,12 +111,13 @@ async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<F
     width: info.width,
     height: info.height,
     title: null,
+    source: 'direct',
   };
 }
 
-async function fromPlan(ctx: MediaContext, plan: MediaPlan): Promise<FetchedMedia> {
+async function fromPlan(ctx: MediaContext, plan: MediaPlan, source: 'hls' | 'dash'): Promise<FetchedMedia> {
   const fetched = await fetchPlan(ctx, plan, ctx.ffmpeg);
-  return { ...fetched, title: null };
+  return { ...fetched, title: null, source };
 }
 
 async function fromPage(ctx: MediaContext, pageUrl: string, html: string): Promise<FetchedMedia> {
@@ -118,7 +125,7 @@ async function fromPage(ctx: MediaContext, pageUrl: string, html: string): Promi
   let lastError: DownloadError | undefined;
   for (const candidate of candidates.slice(0, MAX_PAGE_CANDIDATES)) {
     try {
-      return { ...(await fetchUrl(ctx, candidate, false)), title };
+      return { ...(await fetchUrl(ctx, candidate, false)), title, source: 'html' };
     } catch (error) {
       // A dead or unusable candidate gives way to the next; anything else (a stall, a full disk,
       // a shutdown) is the download's own problem and ends it here.

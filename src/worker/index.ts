@@ -1,17 +1,15 @@
 import type { PgBoss } from 'pg-boss';
-import type { Prisma } from '../db/prisma.ts';
-import { DownloadRepository } from '../downloads/repository.ts';
 import { DOWNLOAD_QUEUE, type DownloadJob } from '../queue/index.ts';
+import { startWebhookDelivery } from '../webhooks/delivery.ts';
 import { startRetention, EXPIRE_QUEUE } from './retention.ts';
 import { runDownload, ShutdownError, type DownloadDeps } from './run-download.ts';
 
-export type WorkerDeps = Omit<DownloadDeps, 'downloads'> & { prisma: Prisma };
 export type Worker = { stop(): Promise<void> };
 
 /** Consumes the download queue, WORKER_CONCURRENCY jobs at a time in this process. */
-export async function startWorker(boss: PgBoss, { prisma, ...rest }: WorkerDeps): Promise<Worker> {
-  const deps: DownloadDeps = { ...rest, downloads: new DownloadRepository(prisma) };
+export async function startWorker(boss: PgBoss, deps: DownloadDeps): Promise<Worker> {
   await startRetention(boss, deps);
+  const webhooks = await startWebhookDelivery(boss, deps);
   const running = new Set<AbortController>();
   await boss.work<DownloadJob>(
     DOWNLOAD_QUEUE,
@@ -38,7 +36,7 @@ export async function startWorker(boss: PgBoss, { prisma, ...rest }: WorkerDeps)
     // and its job fails into a retry that resumes from the partial file.
     async stop() {
       for (const controller of running) controller.abort(new ShutdownError());
-      await Promise.all([boss.offWork(DOWNLOAD_QUEUE, { wait: true }), boss.offWork(EXPIRE_QUEUE, { wait: true })]);
+      await Promise.all([boss.offWork(DOWNLOAD_QUEUE, { wait: true }), boss.offWork(EXPIRE_QUEUE, { wait: true }), webhooks.stop()]);
     },
   };
 }

@@ -4,19 +4,26 @@ import { parseQuality } from '../core/quality.ts';
 import { Attempt } from '../downloads/attempt.ts';
 import { fileNameFor } from '../downloads/filename.ts';
 import type { DownloadRepository, StoredFile } from '../downloads/repository.ts';
+import type { DownloadChanges } from '../events/changes.ts';
 import type { DocumentReader } from '../sources/documents/reader.ts';
 import type { SourceHttp } from '../sources/http.ts';
 import { fetchMedia } from '../sources/index.ts';
+import type { Logger } from '../operations/log.ts';
+import type { Metrics } from '../operations/metrics.ts';
 import type { LocalStorage } from '../storage/local.ts';
 import { ProgressRecorder } from './progress.ts';
+import { AttemptReport } from './report.ts';
 
 export type DownloadDeps = {
   downloads: DownloadRepository;
+  changes: DownloadChanges;
   storage: LocalStorage;
   http: SourceHttp;
   documents: DocumentReader;
   ffmpeg: string;
   config: Config;
+  log: Logger;
+  metrics: Metrics;
 };
 
 /** Thrown into a running download when the process shuts down; the job is retried later. */
@@ -27,21 +34,49 @@ export class ShutdownError extends Error {
   }
 }
 
-/**
- * One attempt at one download. It returns when the download has reached an end (completed or
- * failed for good) and throws when it must run again, so that pg-boss retries the job with backoff.
- */
-export async function runDownload(deps: DownloadDeps, id: string, shutdown: AbortSignal): Promise<void> {
-  const attempt = await Attempt.claim(deps.downloads, id, shutdown);
-  if (!attempt) return;
-  try {
-    await run(deps, attempt, shutdown);
-  } finally {
-    attempt.end();
+/** The download was cancelled (DELETE) while this process ran it. */
+class CancelledError extends Error {
+  constructor(id: string) {
+    super(`Download ${id} was cancelled.`);
+    this.name = 'CancelledError';
   }
 }
 
-async function run(deps: DownloadDeps, attempt: Attempt, shutdown: AbortSignal): Promise<void> {
+/**
+ * One attempt at one download. It returns when the download has reached an end (completed,
+ * failed for good, or cancelled) and throws when it must run again, so that pg-boss retries the
+ * job with backoff.
+ */
+export async function runDownload(deps: DownloadDeps, id: string, shutdown: AbortSignal): Promise<void> {
+  // A cancel is announced by the database the moment it commits; followed from before the claim,
+  // so that none is missed. The lease renewal would notice it too, but only within seconds.
+  const cancel = new AbortController();
+  const unfollow = deps.changes.follow(id, (change) => {
+    if (change?.status === 'cancelled') cancel.abort(new CancelledError(id));
+    else if (!change) void wasCancelled(deps, id).then((yes) => yes && cancel.abort(new CancelledError(id)));
+  });
+  try {
+    const attempt = await Attempt.claim(deps.downloads, id, shutdown);
+    if (!attempt) return;
+    try {
+      await run(deps, attempt, AbortSignal.any([shutdown, cancel.signal]), shutdown);
+    } finally {
+      attempt.end();
+    }
+  } finally {
+    unfollow();
+  }
+}
+
+function wasCancelled(deps: DownloadDeps, id: string): Promise<boolean> {
+  return deps.downloads.find(id).then(
+    (row) => row?.status === 'cancelled',
+    () => false,
+  );
+}
+
+/** `stop` ends the attempt early (a shutdown or a cancel); `shutdown` says which. */
+async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shutdown: AbortSignal): Promise<void> {
   const { storage, config } = deps;
   const { row } = attempt;
   if (attempt.afterCrash && row.attempts > config.maxAttempts) {
@@ -57,7 +92,8 @@ async function run(deps: DownloadDeps, attempt: Attempt, shutdown: AbortSignal):
     return;
   }
   const progress = new ProgressRecorder(attempt);
-  const signal = AbortSignal.any([shutdown, attempt.lost, AbortSignal.timeout(config.downloadTimeoutSeconds * 1000)]);
+  const report = new AttemptReport(deps.log, deps.metrics, row);
+  const signal = AbortSignal.any([stop, attempt.lost, AbortSignal.timeout(config.downloadTimeoutSeconds * 1000)]);
   try {
     const fetched = await fetchMedia({
       url: row.url,
@@ -76,8 +112,10 @@ async function run(deps: DownloadDeps, attempt: Attempt, shutdown: AbortSignal):
       processing: async () => {
         await progress.flush();
         await attempt.markProcessing();
+        report.processing();
       },
     });
+    report.phase('process');
     // Everything that can fail is settled before the file is moved into place.
     const file: StoredFile = {
       fileName: fileNameFor(row.requestedFilename ?? fetched.title, row.url, fetched.ext),
@@ -98,11 +136,19 @@ async function run(deps: DownloadDeps, attempt: Attempt, shutdown: AbortSignal):
       // or the write failed) would stay in files/ for good: nothing would ever expire it.
       if (!completed) await storage.removeFile(row.id);
     }
+    if (completed) report.completed(fetched.source, file.sizeBytes, fetched.segments);
   } catch (thrown) {
     await progress.flush();
+    if ((stop.aborted || attempt.lost.aborted) && (await wasCancelled(deps, row.id))) {
+      // Cancelled: the download has ended, and no other attempt will hold it, so its files go now.
+      await storage.discardWork(row.id);
+      report.cancelled();
+      return;
+    }
     if (shutdown.aborted || attempt.lost.aborted) {
       // Interrupted, not failed: the files stay for the next attempt, which may be running already.
       await attempt.retry(null);
+      report.retrying(null);
       throw thrown;
     }
     const error = signal.aborted
@@ -110,8 +156,12 @@ async function run(deps: DownloadDeps, attempt: Attempt, shutdown: AbortSignal):
       : asDownloadError(thrown);
     if (error.retryable && row.attempts < config.maxAttempts) {
       await attempt.retry(error);
+      report.retrying(error);
       throw error;
     }
-    if (await attempt.fail(error)) await storage.discardWork(row.id);
+    if (await attempt.fail(error)) {
+      await storage.discardWork(row.id);
+      report.failed(error);
+    }
   }
 }

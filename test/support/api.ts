@@ -99,11 +99,12 @@ export function createHttp(baseUrl: string): TestHttp {
 
 // Where a wanted status can still come from a status that is not wanted; anything else ends the wait.
 const laterStatuses: Record<DownloadStatus, DownloadStatus[]> = {
-  queued: ['downloading', 'processing', 'completed', 'failed', 'expired'],
-  downloading: ['queued', 'processing', 'completed', 'failed', 'expired'],
-  processing: ['queued', 'completed', 'failed', 'expired'],
+  queued: ['downloading', 'processing', 'completed', 'failed', 'cancelled', 'expired'],
+  downloading: ['queued', 'processing', 'completed', 'failed', 'cancelled', 'expired'],
+  processing: ['queued', 'completed', 'failed', 'cancelled', 'expired'],
   completed: ['expired'],
   failed: [],
+  cancelled: [],
   expired: [],
 };
 
@@ -143,6 +144,8 @@ export function testConfig(databaseUrl: string, dataDir: string, overrides: Part
     allowPrivateAddresses: true,
     retryDelaySeconds: 1,
     rateLimitPerMinute: 0,
+    // Tests that read the log start a process of their own.
+    logLevel: 'silent',
     ...overrides,
   };
 }

@@ -9,12 +9,17 @@ export function resolveFfmpeg(): Promise<string> {
 
 const run = promisify(execFile);
 
+/** The ffmpeg of @ffmpeg-installer, for media that other builds cannot encode (AMR-NB: Debian's has no encoder for it). */
+export async function bundledFfmpeg(): Promise<string> {
+  return (await import('@ffmpeg-installer/ffmpeg')).default.path;
+}
+
 /**
  * Runs the test ffmpeg quietly and returns what it wrote to stdout. Its error names the arguments
  * and the folder, because a failed fixture recipe is otherwise hard to tell from the others.
  */
-export async function runFfmpeg(args: readonly string[], options: { cwd?: string } = {}): Promise<Buffer> {
-  const ffmpeg = await resolveFfmpeg();
+export async function runFfmpeg(args: readonly string[], options: { cwd?: string; ffmpeg?: string } = {}): Promise<Buffer> {
+  const ffmpeg = options.ffmpeg ?? (await resolveFfmpeg());
   try {
     const { stdout } = await run(ffmpeg, ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...args], {
       cwd: options.cwd,

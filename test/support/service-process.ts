@@ -33,7 +33,8 @@ function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
 /**
  * Starts `node --import tsx src/main.ts` with `env` on top of a minimal environment (so that no
  * setting of the machine running the tests leaks in) and a free port of 127.0.0.1, and waits until
- * it answers HTTP. Pair with `killServiceProcesses()` in afterAll.
+ * it answers HTTP (or, with `ROLE=worker`, which listens on no port, until it says it started).
+ * Pair with `killServiceProcesses()` in afterAll.
  */
 export async function spawnServiceProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
   const port = await getPort({ host: '127.0.0.1' });
@@ -55,10 +56,13 @@ export async function spawnServiceProcess(env: Record<string, string>, timeoutMs
       throw new Error(`the service exited (${child.exitCode ?? child.signalCode}) before answering:\n${printed}`);
     }
     // Any answer will do: the API listens only once migrations, queue and worker are up.
-    const answered = await fetch(`${url}/downloads/00000000-0000-4000-8000-000000000000`).then(
-      () => true,
-      () => false,
-    );
+    const answered =
+      env.ROLE === 'worker'
+        ? printed.includes('worker started')
+        : await fetch(`${url}/downloads/00000000-0000-4000-8000-000000000000`).then(
+            () => true,
+            () => false,
+          );
     if (answered) break;
     if (Date.now() >= deadline) {
       await kill(child, 'SIGKILL');

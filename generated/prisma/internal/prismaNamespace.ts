@@ -537,6 +537,10 @@ export const DownloadScalarFieldEnum = {
   quality: 'quality',
   requestedFilename: 'requestedFilename',
   callbackUrl: 'callbackUrl',
+  callbackState: 'callbackState',
+  callbackAttempts: 'callbackAttempts',
+  callbackLastError: 'callbackLastError',
+  linkBase: 'linkBase',
   idempotencyKey: 'idempotencyKey',
   requestHash: 'requestHash',
   downloadedBytes: 'downloadedBytes',
@@ -625,6 +629,34 @@ export type ListEnumDownloadStatusFieldRefInput<$PrismaModel> = FieldRefInputTyp
 
 
 /**
+ * Reference to a field of type 'CallbackState'
+ */
+export type EnumCallbackStateFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'CallbackState'>
+    
+
+
+/**
+ * Reference to a field of type 'CallbackState[]'
+ */
+export type ListEnumCallbackStateFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'CallbackState[]'>
+    
+
+
+/**
+ * Reference to a field of type 'Int'
+ */
+export type IntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Int'>
+    
+
+
+/**
+ * Reference to a field of type 'Int[]'
+ */
+export type ListIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Int[]'>
+    
+
+
+/**
  * Reference to a field of type 'BigInt'
  */
 export type BigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BigInt'>
@@ -649,20 +681,6 @@ export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, '
  * Reference to a field of type 'Float[]'
  */
 export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
-    
-
-
-/**
- * Reference to a field of type 'Int'
- */
-export type IntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Int'>
-    
-
-
-/**
- * Reference to a field of type 'Int[]'
- */
-export type ListIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Int[]'>
     
 
 

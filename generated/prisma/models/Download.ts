@@ -27,6 +27,7 @@ export type AggregateDownload = {
 }
 
 export type DownloadAvgAggregateOutputType = {
+  callbackAttempts: number | null
   downloadedBytes: number | null
   totalBytes: number | null
   speedBytesPerSecond: number | null
@@ -38,6 +39,7 @@ export type DownloadAvgAggregateOutputType = {
 }
 
 export type DownloadSumAggregateOutputType = {
+  callbackAttempts: number | null
   downloadedBytes: bigint | null
   totalBytes: bigint | null
   speedBytesPerSecond: number | null
@@ -55,6 +57,10 @@ export type DownloadMinAggregateOutputType = {
   quality: string | null
   requestedFilename: string | null
   callbackUrl: string | null
+  callbackState: $Enums.CallbackState | null
+  callbackAttempts: number | null
+  callbackLastError: string | null
+  linkBase: string | null
   idempotencyKey: string | null
   requestHash: string | null
   downloadedBytes: bigint | null
@@ -88,6 +94,10 @@ export type DownloadMaxAggregateOutputType = {
   quality: string | null
   requestedFilename: string | null
   callbackUrl: string | null
+  callbackState: $Enums.CallbackState | null
+  callbackAttempts: number | null
+  callbackLastError: string | null
+  linkBase: string | null
   idempotencyKey: string | null
   requestHash: string | null
   downloadedBytes: bigint | null
@@ -121,6 +131,10 @@ export type DownloadCountAggregateOutputType = {
   quality: number
   requestedFilename: number
   callbackUrl: number
+  callbackState: number
+  callbackAttempts: number
+  callbackLastError: number
+  linkBase: number
   idempotencyKey: number
   requestHash: number
   downloadedBytes: number
@@ -150,6 +164,7 @@ export type DownloadCountAggregateOutputType = {
 
 
 export type DownloadAvgAggregateInputType = {
+  callbackAttempts?: true
   downloadedBytes?: true
   totalBytes?: true
   speedBytesPerSecond?: true
@@ -161,6 +176,7 @@ export type DownloadAvgAggregateInputType = {
 }
 
 export type DownloadSumAggregateInputType = {
+  callbackAttempts?: true
   downloadedBytes?: true
   totalBytes?: true
   speedBytesPerSecond?: true
@@ -178,6 +194,10 @@ export type DownloadMinAggregateInputType = {
   quality?: true
   requestedFilename?: true
   callbackUrl?: true
+  callbackState?: true
+  callbackAttempts?: true
+  callbackLastError?: true
+  linkBase?: true
   idempotencyKey?: true
   requestHash?: true
   downloadedBytes?: true
@@ -211,6 +231,10 @@ export type DownloadMaxAggregateInputType = {
   quality?: true
   requestedFilename?: true
   callbackUrl?: true
+  callbackState?: true
+  callbackAttempts?: true
+  callbackLastError?: true
+  linkBase?: true
   idempotencyKey?: true
   requestHash?: true
   downloadedBytes?: true
@@ -244,6 +268,10 @@ export type DownloadCountAggregateInputType = {
   quality?: true
   requestedFilename?: true
   callbackUrl?: true
+  callbackState?: true
+  callbackAttempts?: true
+  callbackLastError?: true
+  linkBase?: true
   idempotencyKey?: true
   requestHash?: true
   downloadedBytes?: true
@@ -364,6 +392,10 @@ export type DownloadGroupByOutputType = {
   quality: string
   requestedFilename: string | null
   callbackUrl: string | null
+  callbackState: $Enums.CallbackState | null
+  callbackAttempts: number
+  callbackLastError: string | null
+  linkBase: string | null
   idempotencyKey: string | null
   requestHash: string
   downloadedBytes: bigint
@@ -420,6 +452,10 @@ export type DownloadWhereInput = {
   quality?: Prisma.StringFilter<"Download"> | string
   requestedFilename?: Prisma.StringNullableFilter<"Download"> | string | null
   callbackUrl?: Prisma.StringNullableFilter<"Download"> | string | null
+  callbackState?: Prisma.EnumCallbackStateNullableFilter<"Download"> | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntFilter<"Download"> | number
+  callbackLastError?: Prisma.StringNullableFilter<"Download"> | string | null
+  linkBase?: Prisma.StringNullableFilter<"Download"> | string | null
   idempotencyKey?: Prisma.StringNullableFilter<"Download"> | string | null
   requestHash?: Prisma.StringFilter<"Download"> | string
   downloadedBytes?: Prisma.BigIntFilter<"Download"> | bigint | number
@@ -453,6 +489,10 @@ export type DownloadOrderByWithRelationInput = {
   quality?: Prisma.SortOrder
   requestedFilename?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
+  callbackState?: Prisma.SortOrderInput | Prisma.SortOrder
+  callbackAttempts?: Prisma.SortOrder
+  callbackLastError?: Prisma.SortOrderInput | Prisma.SortOrder
+  linkBase?: Prisma.SortOrderInput | Prisma.SortOrder
   idempotencyKey?: Prisma.SortOrderInput | Prisma.SortOrder
   requestHash?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
@@ -490,6 +530,10 @@ export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   quality?: Prisma.StringFilter<"Download"> | string
   requestedFilename?: Prisma.StringNullableFilter<"Download"> | string | null
   callbackUrl?: Prisma.StringNullableFilter<"Download"> | string | null
+  callbackState?: Prisma.EnumCallbackStateNullableFilter<"Download"> | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntFilter<"Download"> | number
+  callbackLastError?: Prisma.StringNullableFilter<"Download"> | string | null
+  linkBase?: Prisma.StringNullableFilter<"Download"> | string | null
   requestHash?: Prisma.StringFilter<"Download"> | string
   downloadedBytes?: Prisma.BigIntFilter<"Download"> | bigint | number
   totalBytes?: Prisma.BigIntNullableFilter<"Download"> | bigint | number | null
@@ -522,6 +566,10 @@ export type DownloadOrderByWithAggregationInput = {
   quality?: Prisma.SortOrder
   requestedFilename?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
+  callbackState?: Prisma.SortOrderInput | Prisma.SortOrder
+  callbackAttempts?: Prisma.SortOrder
+  callbackLastError?: Prisma.SortOrderInput | Prisma.SortOrder
+  linkBase?: Prisma.SortOrderInput | Prisma.SortOrder
   idempotencyKey?: Prisma.SortOrderInput | Prisma.SortOrder
   requestHash?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
@@ -563,6 +611,10 @@ export type DownloadScalarWhereWithAggregatesInput = {
   quality?: Prisma.StringWithAggregatesFilter<"Download"> | string
   requestedFilename?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   callbackUrl?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
+  callbackState?: Prisma.EnumCallbackStateNullableWithAggregatesFilter<"Download"> | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntWithAggregatesFilter<"Download"> | number
+  callbackLastError?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
+  linkBase?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   idempotencyKey?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   requestHash?: Prisma.StringWithAggregatesFilter<"Download"> | string
   downloadedBytes?: Prisma.BigIntWithAggregatesFilter<"Download"> | bigint | number
@@ -596,6 +648,10 @@ export type DownloadCreateInput = {
   quality: string
   requestedFilename?: string | null
   callbackUrl?: string | null
+  callbackState?: $Enums.CallbackState | null
+  callbackAttempts?: number
+  callbackLastError?: string | null
+  linkBase?: string | null
   idempotencyKey?: string | null
   requestHash: string
   downloadedBytes?: bigint | number
@@ -629,6 +685,10 @@ export type DownloadUncheckedCreateInput = {
   quality: string
   requestedFilename?: string | null
   callbackUrl?: string | null
+  callbackState?: $Enums.CallbackState | null
+  callbackAttempts?: number
+  callbackLastError?: string | null
+  linkBase?: string | null
   idempotencyKey?: string | null
   requestHash: string
   downloadedBytes?: bigint | number
@@ -662,6 +722,10 @@ export type DownloadUpdateInput = {
   quality?: Prisma.StringFieldUpdateOperationsInput | string
   requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   requestHash?: Prisma.StringFieldUpdateOperationsInput | string
   downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -695,6 +759,10 @@ export type DownloadUncheckedUpdateInput = {
   quality?: Prisma.StringFieldUpdateOperationsInput | string
   requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   requestHash?: Prisma.StringFieldUpdateOperationsInput | string
   downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -728,6 +796,10 @@ export type DownloadCreateManyInput = {
   quality: string
   requestedFilename?: string | null
   callbackUrl?: string | null
+  callbackState?: $Enums.CallbackState | null
+  callbackAttempts?: number
+  callbackLastError?: string | null
+  linkBase?: string | null
   idempotencyKey?: string | null
   requestHash: string
   downloadedBytes?: bigint | number
@@ -761,6 +833,10 @@ export type DownloadUpdateManyMutationInput = {
   quality?: Prisma.StringFieldUpdateOperationsInput | string
   requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   requestHash?: Prisma.StringFieldUpdateOperationsInput | string
   downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -794,6 +870,10 @@ export type DownloadUncheckedUpdateManyInput = {
   quality?: Prisma.StringFieldUpdateOperationsInput | string
   requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   requestHash?: Prisma.StringFieldUpdateOperationsInput | string
   downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -827,6 +907,10 @@ export type DownloadCountOrderByAggregateInput = {
   quality?: Prisma.SortOrder
   requestedFilename?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
+  callbackState?: Prisma.SortOrder
+  callbackAttempts?: Prisma.SortOrder
+  callbackLastError?: Prisma.SortOrder
+  linkBase?: Prisma.SortOrder
   idempotencyKey?: Prisma.SortOrder
   requestHash?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
@@ -854,6 +938,7 @@ export type DownloadCountOrderByAggregateInput = {
 }
 
 export type DownloadAvgOrderByAggregateInput = {
+  callbackAttempts?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
   speedBytesPerSecond?: Prisma.SortOrder
@@ -871,6 +956,10 @@ export type DownloadMaxOrderByAggregateInput = {
   quality?: Prisma.SortOrder
   requestedFilename?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
+  callbackState?: Prisma.SortOrder
+  callbackAttempts?: Prisma.SortOrder
+  callbackLastError?: Prisma.SortOrder
+  linkBase?: Prisma.SortOrder
   idempotencyKey?: Prisma.SortOrder
   requestHash?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
@@ -904,6 +993,10 @@ export type DownloadMinOrderByAggregateInput = {
   quality?: Prisma.SortOrder
   requestedFilename?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
+  callbackState?: Prisma.SortOrder
+  callbackAttempts?: Prisma.SortOrder
+  callbackLastError?: Prisma.SortOrder
+  linkBase?: Prisma.SortOrder
   idempotencyKey?: Prisma.SortOrder
   requestHash?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
@@ -931,6 +1024,7 @@ export type DownloadMinOrderByAggregateInput = {
 }
 
 export type DownloadSumOrderByAggregateInput = {
+  callbackAttempts?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
   speedBytesPerSecond?: Prisma.SortOrder
@@ -951,6 +1045,18 @@ export type EnumDownloadStatusFieldUpdateOperationsInput = {
 
 export type NullableStringFieldUpdateOperationsInput = {
   set?: string | null
+}
+
+export type NullableEnumCallbackStateFieldUpdateOperationsInput = {
+  set?: $Enums.CallbackState | null
+}
+
+export type IntFieldUpdateOperationsInput = {
+  set?: number
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
 }
 
 export type BigIntFieldUpdateOperationsInput = {
@@ -993,14 +1099,6 @@ export type NullableBoolFieldUpdateOperationsInput = {
   set?: boolean | null
 }
 
-export type IntFieldUpdateOperationsInput = {
-  set?: number
-  increment?: number
-  decrement?: number
-  multiply?: number
-  divide?: number
-}
-
 export type DateTimeFieldUpdateOperationsInput = {
   set?: Date | string
 }
@@ -1014,6 +1112,10 @@ export type DownloadSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   quality?: boolean
   requestedFilename?: boolean
   callbackUrl?: boolean
+  callbackState?: boolean
+  callbackAttempts?: boolean
+  callbackLastError?: boolean
+  linkBase?: boolean
   idempotencyKey?: boolean
   requestHash?: boolean
   downloadedBytes?: boolean
@@ -1047,6 +1149,10 @@ export type DownloadSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   quality?: boolean
   requestedFilename?: boolean
   callbackUrl?: boolean
+  callbackState?: boolean
+  callbackAttempts?: boolean
+  callbackLastError?: boolean
+  linkBase?: boolean
   idempotencyKey?: boolean
   requestHash?: boolean
   downloadedBytes?: boolean
@@ -1080,6 +1186,10 @@ export type DownloadSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   quality?: boolean
   requestedFilename?: boolean
   callbackUrl?: boolean
+  callbackState?: boolean
+  callbackAttempts?: boolean
+  callbackLastError?: boolean
+  linkBase?: boolean
   idempotencyKey?: boolean
   requestHash?: boolean
   downloadedBytes?: boolean
@@ -1113,6 +1223,10 @@ export type DownloadSelectScalar = {
   quality?: boolean
   requestedFilename?: boolean
   callbackUrl?: boolean
+  callbackState?: boolean
+  callbackAttempts?: boolean
+  callbackLastError?: boolean
+  linkBase?: boolean
   idempotencyKey?: boolean
   requestHash?: boolean
   downloadedBytes?: boolean
@@ -1139,7 +1253,7 @@ export type DownloadSelectScalar = {
   completedAt?: boolean
 }
 
-export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "callbackUrl" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "tokenSecret" | "sourceValidator" | "expiresAt" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
+export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "tokenSecret" | "sourceValidator" | "expiresAt" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
 
 export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Download"
@@ -1151,6 +1265,10 @@ export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     quality: string
     requestedFilename: string | null
     callbackUrl: string | null
+    callbackState: $Enums.CallbackState | null
+    callbackAttempts: number
+    callbackLastError: string | null
+    linkBase: string | null
     idempotencyKey: string | null
     requestHash: string
     downloadedBytes: bigint
@@ -1604,6 +1722,10 @@ export interface DownloadFieldRefs {
   readonly quality: Prisma.FieldRef<"Download", 'String'>
   readonly requestedFilename: Prisma.FieldRef<"Download", 'String'>
   readonly callbackUrl: Prisma.FieldRef<"Download", 'String'>
+  readonly callbackState: Prisma.FieldRef<"Download", 'CallbackState'>
+  readonly callbackAttempts: Prisma.FieldRef<"Download", 'Int'>
+  readonly callbackLastError: Prisma.FieldRef<"Download", 'String'>
+  readonly linkBase: Prisma.FieldRef<"Download", 'String'>
   readonly idempotencyKey: Prisma.FieldRef<"Download", 'String'>
   readonly requestHash: Prisma.FieldRef<"Download", 'String'>
   readonly downloadedBytes: Prisma.FieldRef<"Download", 'BigInt'>

@@ -1,15 +1,21 @@
 import { Router, type Request } from 'express';
 import type { PgBoss } from 'pg-boss';
+import type { Download as Row } from '../../../generated/prisma/client.ts';
 import type { Config } from '../../config/index.ts';
-import type { Prisma } from '../../db/prisma.ts';
+import type { DownloadStatus } from '../../core/statuses.ts';
+import { cancelDownload } from '../../downloads/cancel.ts';
 import { DownloadCreator } from '../../downloads/create.ts';
+import { InvalidCursorError, listDownloads } from '../../downloads/list.ts';
 import { presentDownload } from '../../downloads/present.ts';
-import { DownloadRepository } from '../../downloads/repository.ts';
+import type { DownloadRepository } from '../../downloads/repository.ts';
+import type { EventStreams } from '../../events/event-streams.ts';
 import { AddressPolicy } from '../../sources/address-policy.ts';
+import type { Metrics } from '../../operations/metrics.ts';
+import type { LocalStorage } from '../../storage/local.ts';
 import { HttpProblem } from '../problem.ts';
 import { sendJson, type RequestBody } from '../typed.ts';
 
-type DownloadRoutesDeps = { prisma: Prisma; boss: PgBoss; config: Config };
+type DownloadRoutesDeps = { downloads: DownloadRepository; boss: PgBoss; storage: LocalStorage; streams: EventStreams; config: Config; metrics: Metrics };
 
 /** The origin (and BASE_PATH) that links in responses are built on. */
 function publicBase(req: Request, config: Config): string {
@@ -34,16 +40,29 @@ function parseHttpUrl(value: string, field: string): URL {
   throw invalid(field, 'must be an http(s) URL with a host');
 }
 
+function notFound(id: string): HttpProblem {
+  return new HttpProblem(404, `No download with id ${id}.`);
+}
+
+/** Whether the client asked for the event stream rather than the JSON document. */
+function wantsEvents(req: Request): boolean {
+  return req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream';
+}
+
 export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   const router = Router();
-  const addresses = new AddressPolicy(deps.config.allowPrivateAddresses);
-  const downloads = new DownloadRepository(deps.prisma);
+  const { downloads, config } = deps;
+  const addresses = new AddressPolicy(config.allowPrivateAddresses);
   const creator = new DownloadCreator({ downloads, boss: deps.boss });
+  const refuseWhenFull = () => {
+    if (deps.streams.full) {
+      throw new HttpProblem(503, `This server holds as many event streams as it allows (${deps.streams.max}); try again shortly.`, { 'Retry-After': '5' });
+    }
+  };
 
   router.post('/downloads', async (req, res) => {
     const body = req.body as RequestBody<'/downloads', 'post'>;
     const url = parseHttpUrl(body.url, '/body/url');
-    if (body.callback_url !== undefined) parseHttpUrl(body.callback_url, '/body/callback_url');
     // The worker checks every address it connects to; what is private on its face is refused here.
     if (addresses.refusesOnItsFace(url)) {
       throw invalid(
@@ -52,19 +71,76 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
         'The URL points to a private or loopback address, which this server does not fetch from.',
       );
     }
+    if (body.callback_url !== undefined) {
+      if (!config.webhookSecret) {
+        throw invalid(
+          '/body/callback_url',
+          'needs the server setting WEBHOOK_SECRET',
+          'This server sends no webhooks: callback_url needs the server setting WEBHOOK_SECRET, which is not set.',
+        );
+      }
+      const callback = parseHttpUrl(body.callback_url, '/body/callback_url');
+      // The address is shown to whoever reads the download; and deliveries send no credentials.
+      if (callback.username || callback.password) {
+        throw invalid(
+          '/body/callback_url',
+          'must not carry a user name or password',
+          'The callback_url carries a user name or password, which would be shown with the download; authenticate the webhook by its signature instead.',
+        );
+      }
+      if (addresses.refusesOnItsFace(callback)) {
+        throw invalid(
+          '/body/callback_url',
+          'must not point to a private or loopback address',
+          'The callback_url points to a private or loopback address, which this server does not send webhooks to.',
+        );
+      }
+    }
     const key = req.get('idempotency-key');
-    const result = await creator.create(body, key);
+    const base = publicBase(req, config);
+    const result = await creator.create(body, key, base);
     if (result.kind === 'key_conflict') {
       throw new HttpProblem(409, `Idempotency-Key "${key}" was already used with a different request body.`);
     }
-    res.location(`${deps.config.basePath}/downloads/${result.row.id}`);
-    sendJson(res, ['/downloads', 'post'], 202, presentDownload(result.row, publicBase(req, deps.config)));
+    if (result.kind === 'created') deps.metrics.created.inc();
+    res.location(`${config.basePath}/downloads/${result.row.id}`);
+    sendJson(res, ['/downloads', 'post'], 202, presentDownload(result.row, base));
+  });
+
+  router.get('/downloads', async (req, res) => {
+    // The validator has checked the query and turned it into numbers and arrays.
+    const query = req.query as { status?: DownloadStatus[]; limit?: number; cursor?: string };
+    try {
+      const page = await listDownloads(downloads, { statuses: query.status, limit: query.limit ?? 20, cursor: query.cursor });
+      const base = publicBase(req, config);
+      sendJson(res, ['/downloads', 'get'], 200, { items: page.rows.map((row) => presentDownload(row, base)), next_cursor: page.nextCursor });
+    } catch (error) {
+      if (error instanceof InvalidCursorError) throw invalid('/query/cursor', 'must be a next_cursor this service returned', error.message);
+      throw error;
+    }
   });
 
   router.get('/downloads/:download_uuid', async (req, res) => {
-    const row = await downloads.find(req.params.download_uuid);
-    if (!row) throw new HttpProblem(404, `No download with id ${req.params.download_uuid}.`);
-    sendJson(res, ['/downloads/{download_uuid}', 'get'], 200, presentDownload(row, publicBase(req, deps.config)));
+    const id = req.params.download_uuid;
+    const events = wantsEvents(req);
+    // Checked before the read, so that a full server costs no query.
+    if (events) refuseWhenFull();
+    const row = await downloads.find(id);
+    if (!row) throw notFound(id);
+    const base = publicBase(req, config);
+    if (!events) return sendJson(res, ['/downloads/{download_uuid}', 'get'], 200, presentDownload(row, base));
+    // Again after the read: requests that arrived together all passed the first check, and only
+    // from here to serve() does nothing else run.
+    refuseWhenFull();
+    deps.streams.serve(res, { id, lastEventId: req.get('last-event-id'), present: (changed: Row) => presentDownload(changed, base) }, row);
+  });
+
+  router.delete('/downloads/:download_uuid', async (req, res) => {
+    const id = req.params.download_uuid;
+    const cancelled = await cancelDownload(deps, id);
+    if (!cancelled) throw notFound(id);
+    if (cancelled.changed && cancelled.row.status === 'cancelled') deps.metrics.finished.inc({ status: 'cancelled', source: 'unknown' });
+    sendJson(res, ['/downloads/{download_uuid}', 'delete'], 200, presentDownload(cancelled.row, publicBase(req, config)));
   });
 
   return router;

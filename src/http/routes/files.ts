@@ -1,9 +1,8 @@
 import { create, encodeExtended } from 'content-disposition';
 import { Router, type Response } from 'express';
-import type { Prisma } from '../../db/prisma.ts';
 import { servedType } from '../../media/containers.ts';
 import { TokenLookup } from '../../downloads/read.ts';
-import { DownloadRepository } from '../../downloads/repository.ts';
+import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { LocalStorage } from '../../storage/local.ts';
 import { HttpProblem } from '../problem.ts';
 
@@ -14,9 +13,9 @@ const FILE_HEADERS = ['Content-Type', 'Content-Disposition', 'ETag', 'Last-Modif
  * (under res.sendFile) does ranges, HEAD and the conditional requests, against the ETag and
  * Last-Modified set here.
  */
-export function fileRoutes(deps: { prisma: Prisma; storage: LocalStorage }): Router {
+export function fileRoutes(deps: { downloads: DownloadRepository; storage: LocalStorage }): Router {
   const router = Router();
-  const tokens = new TokenLookup(new DownloadRepository(deps.prisma));
+  const tokens = new TokenLookup(deps.downloads);
 
   router.get('/download/:token', async (req, res, next) => {
     const row = await tokens.find(req.params.token);
@@ -33,6 +32,10 @@ export function fileRoutes(deps: { prisma: Prisma; storage: LocalStorage }): Rou
       'Last-Modified': row.completedAt.toUTCString(),
       'Cache-Control': 'private, no-transform',
     });
+    // `send` answers a conditional request in full when it says `no-cache`, which every fetch()
+    // client adds to one; RFC 9110 has the origin evaluate If-None-Match regardless.
+    delete req.headers['cache-control'];
+    delete req.headers.pragma;
     const options = { etag: false, lastModified: false, acceptRanges: true, cacheControl: false, dotfiles: 'allow' as const };
     res.sendFile(deps.storage.filePath(row.id), options, (error?: Error & { status?: number; code?: string; headers?: Record<string, string> }) => {
       if (!error || res.headersSent) return;

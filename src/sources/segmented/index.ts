@@ -17,7 +17,10 @@ import { withRetries } from './retry.ts';
 // copies the tracks into one container. Finished pieces survive a crash, so a retry fetches only
 // what is missing.
 
-export type FetchedStream = FetchedFile & DescribedFile;
+/** How the segments went, for the log: a slow stream says whether retries or one slow segment cost it. */
+export type SegmentStats = { count: number; retried: number; slowest_ms: number };
+
+export type FetchedStream = FetchedFile & DescribedFile & { segments: SegmentStats };
 
 export type FetchPlanOptions = { concurrency?: number };
 
@@ -46,16 +49,19 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
   const meter = new ByteMeter(ctx, total, todo.doneBytes);
   const keys = new KeyCache(ctx.http);
   const pool = { concurrency: options.concurrency ?? 8, signal: ctx.signal };
+  const segments: SegmentStats = { count: 0, retried: 0, slowest_ms: 0 };
   // Init sections first: without one a track is useless, so a missing one fails before the bulk.
   await fetchAll(
     todo.pieces.filter((piece) => piece.init),
     pool,
     { http: ctx.http, keys, meter },
+    segments,
   );
   await fetchAll(
     todo.pieces.filter((piece) => !piece.init),
     pool,
     { http: ctx.http, keys, meter },
+    segments,
   );
   for (const track of tracks) {
     if ((await ctx.storage.size(track.file)) === null) await joinTrack(track, ctx.signal);
@@ -71,24 +77,32 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
     signal: ctx.signal,
   });
   await Promise.all(tracks.map((track) => rm(track.file, { force: true })));
-  return { ...(await describe(ffmpeg, output, ctx.signal)), declaredType: output.mime };
+  return { ...(await describe(ffmpeg, output, ctx.signal)), declaredType: output.mime, segments };
 }
 
 /**
  * Fetches pieces with at most `concurrency` requests at once. The first failure (after its own
  * retries) stops the others, and is what the whole fetch fails with once they have stopped.
  */
-async function fetchAll(pieces: Piece[], pool: { concurrency: number; signal: AbortSignal }, deps: Omit<PieceDeps, 'signal'>): Promise<void> {
+async function fetchAll(
+  pieces: Piece[],
+  pool: { concurrency: number; signal: AbortSignal },
+  deps: Omit<PieceDeps, 'signal'>,
+  stats: SegmentStats,
+): Promise<void> {
   const stop = new AbortController();
   const signal = AbortSignal.any([pool.signal, stop.signal]);
   const limit = pLimit(pool.concurrency);
   let failure: { error: unknown } | undefined;
-  const retries = { retries: SEGMENT_RETRIES, firstDelayMs: FIRST_RETRY_DELAY_MS };
+  const retries = { retries: SEGMENT_RETRIES, firstDelayMs: FIRST_RETRY_DELAY_MS, onRetry: () => (stats.retried += 1) };
   await Promise.all(
     pieces.map((piece) =>
-      limit(() => {
+      limit(async () => {
         signal.throwIfAborted();
-        return withRetries(() => fetchPiece(piece, { ...deps, signal }), signal, retries);
+        const started = Date.now();
+        await withRetries(() => fetchPiece(piece, { ...deps, signal }), signal, retries);
+        stats.count += 1;
+        stats.slowest_ms = Math.max(stats.slowest_ms, Date.now() - started);
       }).catch((error: unknown) => {
         failure ??= { error };
         stop.abort(error);

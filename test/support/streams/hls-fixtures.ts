@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createCipheriv, createHash } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveFfmpeg, runFfmpeg } from '../ffmpeg.ts';
@@ -28,6 +28,23 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
+/** AES-128 as an HLS playlist without an IV asks for it: each segment's IV is its media sequence number. */
+async function encryptBySequence(dir: string, playlist: string, keyFile: string): Promise<void> {
+  const key = await readFile(path.join(dir, keyFile));
+  const lines = (await readFile(path.join(dir, playlist), 'utf8')).split('\n');
+  let sequence = Number(/^#EXT-X-MEDIA-SEQUENCE:(\d+)$/m.exec(lines.join('\n'))?.[1] ?? 0);
+  for (const segment of lines.filter((line) => line && !line.startsWith('#'))) {
+    const iv = Buffer.alloc(16);
+    iv.writeBigUInt64BE(BigInt(sequence++), 8);
+    const cipher = createCipheriv('aes-128-cbc', key, iv);
+    const clear = await readFile(path.join(dir, segment));
+    await writeFile(path.join(dir, segment), Buffer.concat([cipher.update(clear), cipher.final()]));
+  }
+  const firstSegment = lines.findIndex((line) => line.startsWith('#EXTINF'));
+  lines.splice(firstSegment, 0, `#EXT-X-KEY:METHOD=AES-128,URI="${keyFile}"`);
+  await writeFile(path.join(dir, playlist), lines.join('\n'));
+}
+
 async function ensureFixture(cacheDir: string, name: HlsFixtureName): Promise<HlsFixture> {
   const recipe: HlsRecipe = hlsRecipes[name];
   const fixture = { dir: path.join(cacheDir, name), playlist: recipe.playlist };
@@ -37,6 +54,7 @@ async function ensureFixture(cacheDir: string, name: HlsFixtureName): Promise<Hl
     for (const dir of recipe.dirs ?? []) await mkdir(path.join(building, dir));
     for (const [file, content] of Object.entries(recipe.files ?? {})) await writeFile(path.join(building, file), content);
     await runFfmpeg(recipe.args, { cwd: building });
+    if (recipe.encryptBySequence) await encryptBySequence(building, recipe.playlist, recipe.encryptBySequence);
     if (!(await exists(path.join(building, recipe.playlist)))) throw new Error(`ffmpeg made no ${recipe.playlist} for the HLS fixture ${name}`);
     await chmod(building, 0o755);
     await rename(building, fixture.dir).catch(async (error: NodeJS.ErrnoException) => {

@@ -64,6 +64,8 @@ export type HlsRecipe = {
   dirs?: readonly string[];
   files?: Readonly<Record<string, string>>;
   args: readonly string[];
+  /** Encrypt every segment ffmpeg wrote with this key file and its media sequence number as the IV, and name the key, without an IV, in the playlist. */
+  encryptBySequence?: string;
 };
 
 // The encrypted fixtures are made exactly like `ts` (same picture, tone and encoder settings), so
@@ -78,9 +80,12 @@ export const hlsRecipes = {
   },
   'aes-sequence': {
     playlist: 'index.m3u8',
-    // Without an IV line ffmpeg encrypts each segment with its media sequence number as the IV.
-    files: { 'aes.key': HLS_KEY, 'key-info.txt': 'aes.key\naes.key\n' },
-    args: [...muxed, ...hlsVod('index.m3u8', 'seg%d.ts', '-hls_key_info_file', 'key-info.txt', '-start_number', String(HLS_SEQUENCE_START))],
+    // Encrypted here rather than by ffmpeg: given no IV, ffmpeg 4 uses each segment's media
+    // sequence number and leaves the IV out of the playlist, but ffmpeg 5 encrypts every segment
+    // with the first number and writes it into the playlist, which is not the case under test.
+    files: { 'aes.key': HLS_KEY },
+    args: [...muxed, ...hlsVod('index.m3u8', 'seg%d.ts', '-start_number', String(HLS_SEQUENCE_START))],
+    encryptBySequence: 'aes.key',
   },
   fmp4: {
     playlist: 'index.m3u8',

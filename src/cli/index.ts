@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { isNetworkError, ProblemError, problemSentence } from '../client/index.ts';
+import { ANSWER_TIMEOUT_MS, cancel, get, Interrupted, list, status, type Connection, type Terminal } from './commands.ts';
+
+// `vds`: the service from a shell, on the SDK. Exit 0 when done, 1 when the service or the download
+// said no, 2 for a command line that makes no sense, 130 after Ctrl-C.
+
+const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+const STATUSES = ['queued', 'downloading', 'processing', 'completed', 'failed', 'cancelled', 'expired'] as const;
+
+function quality(value: string): 'best' | 'worst' | number {
+  if (value === 'best' || value === 'worst') return value;
+  const height = Number(value);
+  if (!Number.isInteger(height) || height < 1) throw new InvalidArgumentError('Use best, worst, or a height in pixels such as 720.');
+  return height;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function downloadId(value: string): string {
+  if (!UUID.test(value)) throw new InvalidArgumentError('A download id is a UUID, as vds get and vds list print it.');
+  return value;
+}
+
+function positive(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('Use a whole number of at least 1.');
+  return number;
+}
+
+function statuses(value: string): (typeof STATUSES)[number][] {
+  const names = value.split(',');
+  const unknown = names.filter((name) => !(STATUSES as readonly string[]).includes(name));
+  if (unknown.length) throw new InvalidArgumentError(`Unknown status ${unknown.join(', ')}; use ${STATUSES.join(', ')}.`);
+  return names as (typeof STATUSES)[number][];
+}
+
+const controller = new AbortController();
+const terminal: Terminal = { out: process.stdout, err: process.stderr, signal: controller.signal };
+
+const program = new Command('vds')
+  .description('Download videos through a video download service.')
+  .addOption(new Option('-s, --server <url>', 'the service').env('VDS_SERVER').default('http://127.0.0.1:3000'))
+  .addOption(new Option('-k, --api-key <key>', 'one of the service’s API keys').env('VDS_API_KEY'))
+  .showHelpAfterError('(vds --help shows how to use it)')
+  .exitOverride();
+
+const connection = (): Connection => program.opts<Connection>();
+
+program
+  .command('get')
+  .description('download a video and save its file')
+  .argument('<url>', 'the video: a file, an HLS or DASH stream, or a page that embeds one')
+  .option('-o, --output <path>', 'where to save it: a file, or a directory (default: its name, here)')
+  .option('-q, --quality <quality>', 'best, worst, or a height such as 720', quality, 'best')
+  .option('--filename <name>', 'the name the service gives the file')
+  .action((url: string, options: Parameters<typeof get>[2]) => get(connection(), url, options, terminal));
+
+program
+  .command('status')
+  .description('show a download')
+  .argument('<id>', 'the download’s id', downloadId)
+  .action((id: string) => status(connection(), id, terminal));
+
+program
+  .command('list')
+  .description('list downloads, newest first')
+  .option('--status <statuses>', 'only these, comma-separated', statuses)
+  .option('--limit <n>', 'how many', positive)
+  .option('--cursor <cursor>', 'the next page, as the last list said')
+  .action((options: Parameters<typeof list>[1]) => list(connection(), options, terminal));
+
+program
+  .command('cancel')
+  .description('cancel a download, or remove its file when it is done')
+  .argument('<id>', 'the download’s id', downloadId)
+  .action((id: string) => cancel(connection(), id, terminal));
+
+/** A sentence for what went wrong, and the exit code that goes with it. */
+function failure(error: unknown): [string, number] {
+  if (error instanceof CommanderError) return ['', error.exitCode === 0 ? EXIT.ok : EXIT.usage];
+  if (error instanceof Interrupted) return [error.message, EXIT.interrupted];
+  if (controller.signal.aborted) return ['Stopped before the service answered.', EXIT.interrupted];
+  if (error instanceof ProblemError) return [problemSentence(error), EXIT.failed];
+  if (error instanceof Error && error.name === 'TimeoutError') {
+    return [`The service at ${connection().server} did not answer within ${ANSWER_TIMEOUT_MS / 1000} s; check --server or VDS_SERVER.`, EXIT.failed];
+  }
+  if (isNetworkError(error)) {
+    const cause = (error as Error & { cause?: { code?: string; message?: string } }).cause;
+    return [
+      `Could not reach the service at ${connection().server} (${cause?.code ?? cause?.message ?? (error as Error).message}); set --server or VDS_SERVER.`,
+      EXIT.failed,
+    ];
+  }
+  return [error instanceof Error ? error.message : String(error), EXIT.failed];
+}
+
+process.once('SIGINT', () => controller.abort());
+try {
+  await program.parseAsync();
+} catch (error) {
+  const [sentence, code] = failure(error);
+  if (sentence) process.stderr.write(`vds: ${sentence}\n`);
+  process.exitCode = code;
+}

@@ -1,0 +1,28 @@
+import type { Download as Row } from '../../generated/prisma/client.ts';
+import type { LocalStorage } from '../storage/local.ts';
+import type { DownloadRepository } from './repository.ts';
+
+/**
+ * DELETE: cancels a download that has not ended, or expires a completed one, and removes what it
+ * stored. A cancelled download's partial files are removed here only when no attempt holds it;
+ * otherwise the worker running it removes them as it stops, since it may still be writing them.
+ * Null for an unknown id; `changed` says whether this call did it (a second DELETE changes nothing).
+ */
+export async function cancelDownload(
+  deps: { downloads: DownloadRepository; storage: LocalStorage },
+  id: string,
+): Promise<{ row: Row; changed: boolean } | null> {
+  const result = await deps.downloads.cancel(id);
+  switch (result.kind) {
+    case 'cancelled':
+      if (result.unheld) await deps.storage.discardWork(id);
+      return { row: result.row, changed: true };
+    case 'expired':
+      await deps.storage.removeFile(id);
+      return { row: result.row, changed: true };
+    case 'unchanged':
+      return { row: result.row, changed: false };
+    case 'unknown':
+      return null;
+  }
+}

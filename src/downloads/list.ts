@@ -1,0 +1,41 @@
+import type { Download as Row } from '../../generated/prisma/client.ts';
+import type { DownloadStatus } from '../core/statuses.ts';
+import type { DownloadRepository, ListPosition } from './repository.ts';
+
+// The list is paged by position, not by offset: a cursor names the last download of a page
+// (its created_at and id), and the next page starts strictly after it in the same order. New
+// downloads sort before every cursor, so they can neither repeat nor push out what a client pages
+// through.
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export type Page = { rows: Row[]; nextCursor: string | null };
+
+export class InvalidCursorError extends Error {
+  constructor() {
+    super('The cursor is not one this service issued.');
+  }
+}
+
+export function encodeCursor(position: ListPosition): string {
+  return Buffer.from(`${position.createdAt.getTime()}.${position.id}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): ListPosition {
+  const [millis, id, ...rest] = Buffer.from(cursor, 'base64url').toString('latin1').split('.');
+  const createdAt = new Date(Number(millis));
+  if (rest.length || !id || !UUID.test(id) || !/^\d{1,15}$/.test(millis ?? '') || Number.isNaN(createdAt.getTime())) throw new InvalidCursorError();
+  return { createdAt, id };
+}
+
+export async function listDownloads(
+  downloads: DownloadRepository,
+  query: { statuses: DownloadStatus[] | undefined; limit: number; cursor: string | undefined },
+): Promise<Page> {
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+  // One more than asked says whether there is a next page.
+  const rows = await downloads.list({ statuses: query.statuses, limit: query.limit + 1, after });
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return { rows: page, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };
+}

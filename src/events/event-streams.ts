@@ -1,0 +1,181 @@
+import type { ServerResponse } from 'node:http';
+import type { Download as Row } from '../../generated/prisma/client.ts';
+import type { DownloadRepository } from '../downloads/repository.ts';
+import type { Download } from '../downloads/present.ts';
+import type { DownloadChanges } from './changes.ts';
+
+// Server-sent events of one download each: the current state at once, then every change the
+// database announces, until a final state. A stream costs no database connection of its own: the
+// process's one listening connection says when a download changed, and its row is then read once
+// for all the streams that follow it.
+
+const FINAL: Download['status'][] = ['completed', 'failed', 'cancelled', 'expired'];
+const KEEP_ALIVE_MS = 15_000;
+/** A client that reads nothing while this much waits to be sent is cut off, not buffered for. */
+const MAX_UNSENT_BYTES = 1024 * 1024;
+
+export type StreamRequest = {
+  id: string;
+  /** The id of the last event the client had (`Last-Event-ID`), when it reconnects. */
+  lastEventId: string | undefined;
+  present(row: Row): Download;
+};
+
+type Deps = { downloads: DownloadRepository; changes: DownloadChanges };
+
+/** The event streams open in this process, at most `max` at once. */
+export class EventStreams {
+  private readonly topics = new Map<string, Topic>();
+  private open = 0;
+
+  constructor(
+    private readonly deps: Deps,
+    readonly max: number,
+  ) {}
+
+  get full(): boolean {
+    return this.open >= this.max;
+  }
+
+  /** Streams the download whose row was just read as `row`, on `res`, until it ends. */
+  serve(res: ServerResponse, request: StreamRequest, row: Row): void {
+    // A client that hung up while its row was read has fired 'close' already: counted now, its
+    // place would never come back.
+    if (res.destroyed || res.socket?.destroyed !== false) return;
+    let topic = this.topics.get(request.id);
+    if (!topic) {
+      topic = new Topic(request.id, this.deps, () => this.topics.delete(request.id));
+      this.topics.set(request.id, topic);
+    }
+    const stream = new DownloadStream(res, request);
+    this.open += 1;
+    res.once('close', () => {
+      this.open -= 1;
+      stream.close();
+      topic.remove(stream);
+    });
+    topic.add(stream);
+    stream.start(row);
+    // `row` was read before the topic followed the download: a change announced in between went
+    // to no one, so the row is read once more now (an unchanged row sends nothing).
+    if (!stream.closed) topic.refresh();
+  }
+
+  /** Ends every stream (the process is shutting down). */
+  closeAll(): void {
+    for (const topic of [...this.topics.values()]) topic.closeAll();
+  }
+}
+
+/** The streams of one download, and the one read of its row that a change makes for all of them. */
+class Topic {
+  private readonly streams = new Set<DownloadStream>();
+  private readonly unfollow: () => void;
+  private reading = false;
+  private readAgain = false;
+
+  constructor(
+    private readonly id: string,
+    private readonly deps: Deps,
+    private readonly onEmpty: () => void,
+  ) {
+    this.unfollow = deps.changes.follow(id, () => this.refresh());
+  }
+
+  add(stream: DownloadStream): void {
+    this.streams.add(stream);
+  }
+
+  remove(stream: DownloadStream): void {
+    this.streams.delete(stream);
+    if (this.streams.size > 0) return;
+    this.unfollow();
+    this.onEmpty();
+  }
+
+  closeAll(): void {
+    for (const stream of [...this.streams]) stream.close();
+  }
+
+  /** Announcements that arrive while the row is being read make one more read, not one each. */
+  refresh(): void {
+    if (this.reading) {
+      this.readAgain = true;
+      return;
+    }
+    this.reading = true;
+    this.deps.downloads
+      .find(this.id)
+      .then(
+        (row) => [...this.streams].forEach((stream) => (row ? stream.send(row) : stream.close())),
+        () => this.closeAll(),
+      )
+      .finally(() => {
+        this.reading = false;
+        if (this.readAgain && this.streams.size > 0) {
+          this.readAgain = false;
+          this.refresh();
+        }
+      });
+  }
+}
+
+class DownloadStream {
+  private nextId: number;
+  private lastData = '';
+  private ended = false;
+  private readonly keepAlive: NodeJS.Timeout;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly request: StreamRequest,
+  ) {
+    // Only the decimal ids this server sends are taken up, and with room to count on: anything
+    // else (hex, exponents, a number near 2^53 that would stop increasing) starts again at 1.
+    const last = /^\d{1,15}$/.test(request.lastEventId ?? '') ? Number(request.lastEventId) : 0;
+    this.nextId = last + 1;
+    this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+  }
+
+  start(row: Row): void {
+    this.res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      // nginx would otherwise hold events back in its buffer.
+      'X-Accel-Buffering': 'no',
+    });
+    this.send(row);
+  }
+
+  send(row: Row): void {
+    if (this.ended) return;
+    const download = this.request.present(row);
+    const data = JSON.stringify(download);
+    // A change that shows nowhere in the resource (a renewed lease) is no event.
+    if (data !== this.lastData) {
+      this.lastData = data;
+      this.write(`event: download\nid: ${this.nextId++}\ndata: ${data}\n\n`);
+    }
+    if (FINAL.includes(download.status)) this.close();
+  }
+
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearInterval(this.keepAlive);
+    this.res.end();
+  }
+
+  private write(text: string): void {
+    if (this.ended) return;
+    if (this.res.writableLength > MAX_UNSENT_BYTES) {
+      this.res.destroy();
+      return;
+    }
+    this.res.write(text);
+  }
+}

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { Request, RequestHandler } from 'express';
+import { pinoHttp } from 'pino-http';
+import { redactToken, type Logger } from '../operations/log.ts';
+import type { Metrics } from '../operations/metrics.ts';
+
+// One log line and one histogram sample per request. The request id is the client's X-Request-Id
+// when it looks like one (so a proxy's id follows the request through), else a new one; it is sent
+// back either way.
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** The contract's name for the operation, once the validator has matched it; `other` for the rest. */
+const operationOf = (req: Request): string => (req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId ?? 'other';
+
+export function observeRequests(log: Logger, metrics: Metrics): RequestHandler[] {
+  const logged = pinoHttp({
+    logger: log,
+    genReqId(req, res) {
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactToken(req.url) }),
+      res: (res: { statusCode: number }) => ({ status: res.statusCode }),
+    },
+    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+    customSuccessMessage: (req, res, took) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode} ${Math.round(took)} ms`,
+    customErrorMessage: (req, res) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode}`,
+  });
+  const timed: RequestHandler = (req, res, next) => {
+    const end = metrics.requests.startTimer();
+    res.once('finish', () => end({ operation: operationOf(req), status: String(res.statusCode) }));
+    next();
+  };
+  return [logged, timed];
+}

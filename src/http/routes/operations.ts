@@ -1,0 +1,36 @@
+import express from 'express';
+import type { DownloadRepository } from '../../downloads/repository.ts';
+import type { Metrics } from '../../operations/metrics.ts';
+import type { ApiKeys } from '../auth.ts';
+import { HttpProblem } from '../problem.ts';
+
+// For orchestrators and Prometheus: liveness, readiness, metrics. None of them counts against the
+// rate limits; only /metrics (which says how busy the service is) needs a key when there are keys.
+
+/** Longer than this, and the database does not count as answering. */
+const READY_TIMEOUT_MS = 2_000;
+
+export function operationsRoutes({ downloads, metrics, keys }: { downloads: DownloadRepository; metrics: Metrics; keys: ApiKeys }): express.Router {
+  const router = express.Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([downloads.ping(), late]);
+    } catch (error) {
+      throw new HttpProblem(503, `The database does not answer (${(error as Error).message}).`, { 'Retry-After': '5' });
+    } finally {
+      clearTimeout(timer);
+    }
+    res.json({ status: 'ready' });
+  });
+  router.get('/metrics', keys.require, async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  return router;
+}

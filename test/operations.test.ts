@@ -1,0 +1,121 @@
+import { rm } from 'node:fs/promises';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { makeDataDir, type Download } from './support/api.ts';
+import { createTestDatabase, type TestDatabase } from './support/database.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { mediaPath } from './support/media.ts';
+import { killServiceProcesses, spawnServiceProcess, type ServiceProcess } from './support/service-process.ts';
+import { prepareHlsFixtures, serveHlsFixture } from './support/streams/hls-fixtures.ts';
+import { waitFor } from './support/waiting.ts';
+
+// What whoever runs the service sees: /healthz and /metrics (readiness through a database restart
+// is in database-restart.test.ts), and the log of a real process, read as the operator reads it.
+
+const API_KEY = 'operations-test-key-5c1b';
+
+let database: TestDatabase;
+let dataDir: string;
+let source: FixtureServer;
+let app: ServiceProcess;
+
+beforeAll(async () => {
+  [database, dataDir, source] = await Promise.all([createTestDatabase(), makeDataDir(), startFixtureServer()]);
+  app = await spawnServiceProcess({ DATABASE_URL: database.url, DATA_DIR: dataDir, ALLOW_PRIVATE_ADDRESSES: 'true', API_KEYS: API_KEY, LOG_LEVEL: 'info' });
+});
+
+afterAll(async () => {
+  await killServiceProcesses();
+  await source?.close();
+  await database?.drop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+const withKey = { Authorization: `Bearer ${API_KEY}` };
+
+/** The JSON lines the process has logged so far. */
+function logLines(): Record<string, unknown>[] {
+  return app
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+async function completed(id: string): Promise<Download> {
+  return waitFor(
+    'completed',
+    async () => {
+      const now = (await app.http.getDownload(id, withKey)).body as Download;
+      return now.status === 'completed' ? now : undefined;
+    },
+    30_000,
+  );
+}
+
+async function metrics(): Promise<ReturnType<typeof parsePrometheusTextFormat>> {
+  const res = await app.http.request('GET', '/metrics', '/metrics', { headers: withKey });
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+  // The whole text must parse, not only the lines this test looks at.
+  return parsePrometheusTextFormat(res.text);
+}
+
+function valueOf(families: ReturnType<typeof parsePrometheusTextFormat>, name: string, labels: Record<string, string> = {}): number {
+  const family = families.find((candidate) => candidate.name === name);
+  const sample = family?.metrics.find((metric) => Object.entries(labels).every(([key, value]) => metric.labels?.[key] === value));
+  return sample ? Number(sample.value) : 0;
+}
+
+test('when /healthz is asked, then it answers without a key; /metrics needs one', async () => {
+  expect((await app.http.request('GET', '/healthz', '/healthz')).body).toEqual({ status: 'ok' });
+  expect((await app.http.request('GET', '/readyz', '/readyz')).body).toEqual({ status: 'ready' });
+  expect((await app.http.request('GET', '/metrics', '/metrics')).status).toBe(401);
+});
+
+test('when a download completes, then the metrics count it, its bytes and its duration, and the log tells its phases', async () => {
+  const before = await metrics();
+  const created = await app.http.createDownload({ url: source.file('/counted.mp4', mediaPath('clip.mp4')) }, { ...withKey, 'X-Request-Id': 'ops-create-1' });
+  expect(created.headers['x-request-id']).toBe('ops-create-1');
+  const id = (created.body as Download).id;
+  const done = await completed(id);
+  const file = await app.http.getFile(done.token!);
+  expect(file.status).toBe(200);
+
+  const after = await metrics();
+  expect(valueOf(after, 'vds_downloads_created_total') - valueOf(before, 'vds_downloads_created_total')).toBe(1);
+  const finished = { status: 'completed', source: 'direct' };
+  expect(valueOf(after, 'vds_downloads_finished_total', finished) - valueOf(before, 'vds_downloads_finished_total', finished)).toBe(1);
+  expect(valueOf(after, 'vds_download_bytes_total', { source: 'direct' }) - valueOf(before, 'vds_download_bytes_total', { source: 'direct' })).toBe(
+    done.file!.size_bytes,
+  );
+  // (This parser drops the labels of histogram series, so histograms are checked for their kind only.)
+  for (const name of ['vds_download_duration_seconds', 'vds_http_request_duration_seconds']) {
+    expect(after.find((family) => family.name === name)?.type).toBe('HISTOGRAM');
+  }
+  expect(after.find((family) => family.name === 'vds_jobs')?.metrics.some((metric) => metric.labels?.queue === 'download')).toBe(true);
+  expect(after.find((family) => family.name === 'process_resident_memory_bytes')).toBeDefined();
+
+  const lines = logLines();
+  const mine = lines.filter((line) => line.download_id === id);
+  expect(mine.map((line) => line.phase).filter(Boolean)).toEqual(['fetch', 'process', 'store']);
+  expect(mine.map((line) => line.status).filter(Boolean)).toEqual(['downloading', 'processing', 'completed']);
+  for (const line of mine.filter((candidate) => candidate.phase)) expect(line.duration_ms).toEqual(expect.any(Number));
+  expect(lines.find((line) => (line.req as { id?: string } | undefined)?.id === 'ops-create-1')).toMatchObject({
+    req: { method: 'POST', url: '/downloads' },
+    res: { status: 202 },
+  });
+
+  // What opens a door is in no line: not the key, not the file's token, not its link.
+  expect(app.output()).not.toContain(API_KEY);
+  expect(app.output()).not.toContain(done.token!);
+  expect(lines.some((line) => (line.req as { url?: string } | undefined)?.url === '/download/[token]')).toBe(true);
+});
+
+test('when an HLS stream completes, then its last line says how many segments came, how many were retried, and the slowest', async () => {
+  const hls = await prepareHlsFixtures();
+  const created = await app.http.createDownload({ url: serveHlsFixture(source, hls.ts, '/hls/ts') }, withKey);
+  const id = (created.body as Download).id;
+  await completed(id);
+  const last = await waitFor('the completed line', () => logLines().find((line) => line.download_id === id && line.status === 'completed'), 5_000);
+  expect(last).toMatchObject({ source: 'hls', segments: { count: 4, retried: 0, slowest_ms: expect.any(Number) } });
+});

@@ -1,0 +1,134 @@
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { startTestService, type Download, type TestService } from './support/api.ts';
+import { launchBrowser } from './support/browser.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { mediaPath } from './support/media.ts';
+import { waitFor } from './support/waiting.ts';
+
+// The page as a person uses it, in Debian's chromium: paste, press Enter, watch, save, cancel; with
+// a real source and the real service. Each state is photographed into test/artifacts/.
+
+const artifacts = fileURLToPath(new URL('artifacts/', import.meta.url));
+const API_KEY = 'web-test-key-90af';
+
+let app: TestService;
+let guarded: TestService;
+let source: FixtureServer;
+let browser: Browser;
+let bigSize: number;
+
+beforeAll(async () => {
+  [app, guarded, source, browser] = await Promise.all([startTestService(), startTestService({ apiKeys: [API_KEY] }), startFixtureServer(), launchBrowser()]);
+  bigSize = (await stat(mediaPath('big.mp4'))).size;
+  await mkdir(artifacts, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await source?.close();
+  await Promise.all([app?.stop(), guarded?.stop()]);
+});
+
+async function openPage(service: TestService, width = 1000): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const failures: string[] = [];
+  page.on('pageerror', (error) => failures.push(error.message));
+  const answer = await page.goto(`${service.service.url}/`);
+  // Reached over plain HTTP on a LAN address, the page must not have its files upgraded to HTTPS.
+  expect(answer?.headers()['content-security-policy']).not.toContain('upgrade-insecure-requests');
+  // A broken bundle would throw before this answers.
+  await page.locator('#url').waitFor();
+  expect(failures).toEqual([]);
+  return page;
+}
+
+const card = (page: Page, id: string) => page.locator(`li.download[data-id="${id}"]`);
+
+/** Pastes a URL and presses Enter, as a person would; returns the id of the card that appears on top. */
+async function submit(page: Page, url: string): Promise<string> {
+  await page.fill('#url', url);
+  await page.press('#url', 'Enter');
+  const top = page.locator('li.download').first();
+  await waitFor('the new download on the page', async () => (await top.getAttribute('data-id')) !== null && (await page.inputValue('#url')) === '', 15_000);
+  return (await top.getAttribute('data-id'))!;
+}
+
+test('when a URL is submitted, then its progress moves live to completed and the page link saves the source, byte for byte', async () => {
+  const page = await openPage(app);
+  const url = source.file('/page.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(bigSize / 4) });
+  const id = await submit(page, url);
+  const item = card(page, id);
+
+  const seen = new Set<number>();
+  await waitFor(
+    'the bar to move, then the download to complete',
+    async () => {
+      const value = await item.locator('progress').evaluate((bar: { value: number }) => bar.value);
+      seen.add(Math.round(value));
+      if ((await item.getAttribute('data-status')) === 'downloading' && seen.size === 2) await page.screenshot({ path: `${artifacts}downloading.png` });
+      return (await item.getAttribute('data-status')) === 'completed';
+    },
+    30_000,
+  );
+  expect([...seen].filter((value) => value > 0 && value < 100).length).toBeGreaterThan(0);
+  await expect(item.locator('.state').innerText()).resolves.toMatch(/^Ready · [\d.]+ [KM]B$/);
+  await page.screenshot({ path: `${artifacts}completed.png` });
+
+  const [saved] = await Promise.all([page.waitForEvent('download'), item.getByRole('link', { name: 'Save the file' }).click()]);
+  expect(saved.suggestedFilename()).toBe('page.mp4');
+  expect((await readFile(await saved.path())).equals(await readFile(mediaPath('big.mp4')))).toBe(true);
+  expect(((await app.http.getDownload(id)).body as Download).status).toBe('completed');
+  await page.context().close();
+});
+
+test('when Cancel is pressed on a slow download, then it ends cancelled on the page and on the server', async () => {
+  const page = await openPage(app, 390);
+  const id = await submit(page, source.file('/slow-page.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(bigSize / 60) }));
+  const item = card(page, id);
+  await waitFor('downloading', async () => (await item.getAttribute('data-status')) === 'downloading', 15_000);
+  await page.screenshot({ path: `${artifacts}narrow-downloading.png`, fullPage: true });
+  await item.getByRole('button', { name: 'Cancel' }).click();
+  await waitFor('cancelled on the page', async () => (await item.getAttribute('data-status')) === 'cancelled', 10_000);
+  await expect(item.getByRole('button', { name: 'Cancel' }).isHidden()).resolves.toBe(true);
+  expect(((await app.http.getDownload(id)).body as Download).status).toBe('cancelled');
+  await page.screenshot({ path: `${artifacts}narrow-cancelled.png`, fullPage: true });
+  await page.context().close();
+});
+
+test('when the URL is not one the contract takes, then the validator says why under the form', async () => {
+  const page = await openPage(app);
+  await page.fill('#url', 'ftp://127.0.0.1/clip.mp4');
+  await page.getByRole('button', { name: 'Download' }).click();
+  const error = page.locator('#form-error');
+  await error.waitFor();
+  await expect(error.innerText()).resolves.toMatch(/^The request is invalid\. url must match pattern/);
+  await page.screenshot({ path: `${artifacts}invalid-url.png` });
+  await page.context().close();
+});
+
+test('when the server has API keys, then the page asks for one, a wrong key is told so, and the right one works', async () => {
+  const page = await openPage(guarded);
+  await expect(page.locator('#key-row').isVisible()).resolves.toBe(true);
+  await waitFor('the list to ask for a key', async () => (await page.locator('#list-note').innerText()).includes('API key'), 10_000);
+
+  await page.fill('#api-key', 'not-the-key');
+  await page.fill('#url', source.file('/keyed.mp4', mediaPath('clip.mp4')));
+  await page.press('#url', 'Enter');
+  const error = page.locator('#form-error');
+  await error.waitFor();
+  await expect(error.innerText()).resolves.toMatch(/key/i);
+  await page.screenshot({ path: `${artifacts}wrong-key.png` });
+
+  await page.fill('#api-key', API_KEY);
+  const id = await submit(page, source.file('/keyed.mp4', mediaPath('clip.mp4')));
+  await waitFor('completed', async () => (await card(page, id).getAttribute('data-status')) === 'completed', 30_000);
+  // The key stays in this browser for the next visit, and the list shows what it was used for.
+  await page.reload();
+  await expect(page.inputValue('#api-key')).resolves.toBe(API_KEY);
+  await waitFor('the download listed after a reload', async () => (await card(page, id).count()) === 1, 10_000);
+  await page.screenshot({ path: `${artifacts}keyed-after-reload.png` });
+  await page.context().close();
+});
