@@ -21,10 +21,10 @@ try {
   console.error(`The service did not start: ${explainStartFailure(error, config)}`);
   process.exit(1);
 }
-console.log(
-  service.url
-    ? `video download service listening on ${service.url} (${config.databaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'}, role ${config.role})`
-    : `video download worker started (role ${config.role})`,
+const database = config.databaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL';
+service.log.info(
+  { url: service.url || undefined, database },
+  service.url ? `video download service listening on ${service.url} (${database}, role ${config.role})` : `video download worker started (role ${config.role})`,
 );
 
 let stopping = false;
@@ -32,11 +32,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: shutting down`);
+    service.log.info(`${signal}: shutting down`);
     service.stop().then(
       () => process.exit(0),
       (error: unknown) => {
-        console.error('shutdown failed', error);
+        service.log.error({ err: error }, 'shutdown failed');
         process.exit(1);
       },
     );

@@ -9,7 +9,7 @@ import { DownloadRepository } from './downloads/repository.ts';
 import { DownloadChanges } from './events/changes.ts';
 import { EventStreams } from './events/event-streams.ts';
 import { queueCounts } from './operations/jobs.ts';
-import { createLogger } from './operations/log.ts';
+import { createLogger, type Logger } from './operations/log.ts';
 import { Metrics } from './operations/metrics.ts';
 import { startQueue } from './queue/index.ts';
 import { resolveFfmpegPath } from './media/ffmpeg.ts';
@@ -23,6 +23,7 @@ import { startWorker, type Worker } from './worker/index.ts';
 export type Service = {
   /** http://host:port followed by BASE_PATH; empty for a worker-only process. */
   url: string;
+  log: Logger;
   stop(): Promise<void>;
 };
 
@@ -42,18 +43,20 @@ function httpLayer(): Promise<typeof import('./http/server.ts')> {
 
 /** Starts what `config.role` asks for (API, worker or both) on one database. */
 export async function startService(config: Config): Promise<Service> {
+  // Before the database: a worker without ffmpeg is refused at once, not after migrations.
+  const ffmpeg = config.role === 'api' ? undefined : await resolveFfmpegPath(config.ffmpegPath);
+  const log = createLogger(config);
   await mkdir(config.dataDir, { recursive: true });
   let embedded: EmbeddedDatabase | undefined;
-  const databaseUrl = config.databaseUrl ?? (embedded = await startEmbeddedPostgres(config.dataDir)).url;
+  const databaseUrl = config.databaseUrl ?? (embedded = await startEmbeddedPostgres(config.dataDir, { warn: (message) => log.warn(message) })).url;
   await applyMigrations(databaseUrl);
   const prisma = createPrisma(databaseUrl);
-  const boss = await startQueue(databaseUrl, config);
+  const boss = await startQueue(databaseUrl, config, log);
   await ensureWebhookQueue(boss, config);
   const storage = new LocalStorage(config.dataDir);
   await storage.init();
   const changes = await DownloadChanges.start(databaseUrl);
   const downloads = new DownloadRepository(prisma, enqueueWebhooks(boss, config));
-  const log = createLogger(config);
   const metrics = new Metrics(queueCounts(boss));
 
   const http = new SourceHttp({
@@ -64,9 +67,7 @@ export async function startService(config: Config): Promise<Service> {
   });
   const documents = new DocumentReader();
   const worker: Worker | undefined =
-    config.role === 'api'
-      ? undefined
-      : await startWorker(boss, { downloads, changes, storage, http, documents, ffmpeg: await resolveFfmpegPath(config.ffmpegPath), config, log, metrics });
+    ffmpeg === undefined ? undefined : await startWorker(boss, { downloads, changes, storage, http, documents, ffmpeg, config, log, metrics });
   const streams = new EventStreams({ downloads, changes }, config.maxEventStreams);
   let server: Server | undefined;
   if (config.role !== 'worker') {
@@ -93,6 +94,7 @@ export async function startService(config: Config): Promise<Service> {
   };
   return {
     url: address ? `http://${host}:${address.port}${config.basePath}` : '',
+    log,
     stop: () => (stopped ??= stop()),
   };
 }

@@ -1,8 +1,11 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { makeDataDir } from './support/api.ts';
+import { makeDataDir, type Download } from './support/api.ts';
+import { startFixtureServer } from './support/fixture-server.ts';
+import { mediaPath, sha256File } from './support/media.ts';
 import { killServiceProcesses, spawnServiceProcess, type ServiceProcess } from './support/service-process.ts';
+import { waitFor } from './support/waiting.ts';
 
 // The service without DATABASE_URL, in a process of its own, killed the way nothing can clean up
 // after (SIGKILL): its embedded PostgreSQL outlives it, and the next start on the same DATA_DIR
@@ -53,8 +56,8 @@ function signal(pid: number, name: NodeJS.Signals): void {
   }
 }
 
-async function startOn(dataDir: string): Promise<ServiceProcess> {
-  return spawnServiceProcess({ DATA_DIR: dataDir }, 60_000);
+async function startOn(dataDir: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  return spawnServiceProcess({ DATA_DIR: dataDir, ...env }, 60_000);
 }
 
 afterAll(async () => {
@@ -122,6 +125,39 @@ test(
     await expect(startOn(dataDir)).rejects.toThrow(/belongs to service process \d+, which is still running/);
     expect(await isRunning(postmaster)).toBe(true);
     expect((await running.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
+  },
+  TWO_STARTS_MS,
+);
+
+test(
+  'when Ctrl-C signals the whole process group, then the service checkpoints its running download, stops its PostgreSQL last and exits 0, and the next start resumes the download',
+  async () => {
+    const source = await startFixtureServer();
+    try {
+      const size = (await stat(mediaPath('big.mp4'))).size;
+      const url = source.file('/slow.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(size / 8) });
+      const dataDir = await freshDataDir();
+      const env = { ALLOW_PRIVATE_ADDRESSES: 'true' };
+      const first = await startOn(dataDir, env);
+      const postmaster = await postmasterOf(dataDir);
+      const { id } = (await first.http.createDownload({ url })).body as Download;
+      await waitFor('a quarter of the file', async () => ((await first.http.getDownload(id)).body as Download).progress.downloaded_bytes > size / 4, 30_000);
+
+      const exitCode = await first.interrupt();
+      expect({ exitCode, output: first.output() }).toMatchObject({ exitCode: 0, output: expect.stringContaining('SIGINT: shutting down') });
+      expect(await isRunning(postmaster)).toBe(false);
+
+      const second = await startOn(dataDir, env);
+      // Stopped by the service, not left running for the next start to stop.
+      expect(second.output()).not.toContain('stopping PostgreSQL');
+      const done = await second.waitForStatus(id, ['completed'], 60_000);
+      expect(done.file?.sha256).toBe(await sha256File(mediaPath('big.mp4')));
+      const requests = source.requestsFor('/slow.mp4');
+      expect(requests).toHaveLength(2);
+      expect(requests[1]!.range).toMatch(/^bytes=[1-9]\d*-$/);
+    } finally {
+      await source.close();
+    }
   },
   TWO_STARTS_MS,
 );

@@ -97,7 +97,7 @@ test('when a download completes, then the metrics count it, its bytes and its du
 
   const lines = logLines();
   const mine = lines.filter((line) => line.download_id === id);
-  expect(mine.map((line) => line.phase).filter(Boolean)).toEqual(['fetch', 'process', 'store']);
+  expect(mine.map((line) => line.phase).filter(Boolean)).toEqual(['resolve', 'fetch', 'probe', 'store']);
   expect(mine.map((line) => line.status).filter(Boolean)).toEqual(['downloading', 'processing', 'completed']);
   for (const line of mine.filter((candidate) => candidate.phase)) expect(line.duration_ms).toEqual(expect.any(Number));
   expect(lines.find((line) => (line.req as { id?: string } | undefined)?.id === 'ops-create-1')).toMatchObject({

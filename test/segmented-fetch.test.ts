@@ -37,10 +37,12 @@ describe('fetching a planned stream', () => {
   });
 
   /** A context on a real working directory; the same `id` gives the same directory, as on a retry. */
-  async function context(id: string, maxFileBytes = 1024 ** 3): Promise<SourceContext & { reports: Progress[]; processingAfter: number[] }> {
+  async function context(id: string, maxFileBytes = 1024 ** 3): Promise<SourceContext & { reports: Progress[]; processingAfter: number[]; phases: string[] }> {
     const reports: Progress[] = [];
     // How many progress reports had come each time `processing` was called.
     const processingAfter: number[] = [];
+    // The phases in the order they ended; `processing` ends the fetch.
+    const phases: string[] = [];
     return {
       url: source.url(`/${id}/index.m3u8`),
       http: testSourceHttp(),
@@ -53,10 +55,13 @@ describe('fetching a planned stream', () => {
       progress: (downloaded, total) => reports.push({ downloaded, total }),
       processing: () => {
         processingAfter.push(reports.length);
+        phases.push('fetch');
         return Promise.resolve();
       },
+      phaseEnded: (phase) => phases.push(phase),
       reports,
       processingAfter,
+      phases,
     };
   }
 
@@ -220,6 +225,7 @@ describe('fetching a planned stream', () => {
     expect(ctx.reports.every((report) => report.total === size)).toBe(true);
     expect(ctx.reports.at(-1)).toEqual({ downloaded: size, total: size });
     expect(ctx.processingAfter).toEqual([ctx.reports.length]);
+    expect(ctx.phases).toEqual(['fetch', 'remux', 'probe']);
     expect(ctx.reports.map((report) => report.downloaded)).toEqual([...ctx.reports.map((report) => report.downloaded)].sort((a, b) => a - b));
   });
 

@@ -78,6 +78,20 @@ test('when DATA_DIR is a file, then the service exits 1 with one line that names
   }
 });
 
+test('when FFMPEG_PATH names no executable, then the service exits 1 with one line that names FFMPEG_PATH', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-start-'));
+  try {
+    const missing = path.join(dir, 'no-ffmpeg-here');
+    const { code, output } = await failedStart({ DATA_DIR: dir, FFMPEG_PATH: missing });
+    expect(code).toBe('1');
+    expect(output.trim().split('\n')).toEqual([
+      `The service did not start: FFMPEG_PATH=${missing} is not an executable file; set FFMPEG_PATH to ffmpeg's path, or unset it to use the ffmpeg on PATH.`,
+    ]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 const asRoot = process.getuid?.() === 0;
 if (!asRoot)
   console.log('start-up-errors.test.ts: skipped the embedded PostgreSQL permission tests: they need root, where PostgreSQL runs as the `postgres` user');

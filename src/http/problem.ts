@@ -96,7 +96,7 @@ function toProblem(error: unknown, req: Request): HttpProblem {
   if (error instanceof HttpProblem) return error;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && DATABASE_UNAVAILABLE.has(code)) {
-    console.error(`[http] database unavailable (${code})`);
+    req.log.warn({ code }, 'database unavailable');
     return new HttpProblem(503, 'The database is unavailable; try again shortly.', { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
   }
   if (isValidatorError(error)) {
@@ -105,7 +105,7 @@ function toProblem(error: unknown, req: Request): HttpProblem {
     return new HttpProblem(error.status, detail, { ...(error.headers?.Allow ? { Allow: error.headers.Allow } : {}) }, errors);
   }
   if (isClientHttpError(error)) return fromClientHttpError(error, req);
-  console.error('[http] unexpected error', error);
+  req.log.error({ err: error }, 'unexpected error');
   return new HttpProblem(500, 'An unexpected error occurred.');
 }
 

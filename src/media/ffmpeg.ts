@@ -20,7 +20,8 @@ async function isExecutable(file: string): Promise<boolean> {
 async function locate(configured: string | undefined): Promise<string> {
   if (configured) {
     // A wrong explicit setting must fail loudly rather than silently run another binary.
-    if (!(await isExecutable(configured))) throw new Error(`FFMPEG_PATH=${configured} is not an executable file.`);
+    if (!(await isExecutable(configured)))
+      throw new Error(`FFMPEG_PATH=${configured} is not an executable file; set FFMPEG_PATH to ffmpeg's path, or unset it to use the ffmpeg on PATH.`);
     return configured;
   }
   // A system ffmpeg is newer than the bundled 2018 build, so it wins when there is one.
@@ -30,7 +31,8 @@ async function locate(configured: string | undefined): Promise<string> {
   }
   const installer = await import('@ffmpeg-installer/ffmpeg');
   const bundled = installer.default.path;
-  if (!(await isExecutable(bundled))) throw new Error(`No ffmpeg found: FFMPEG_PATH is unset, none is on PATH, and ${bundled} is not executable.`);
+  if (!(await isExecutable(bundled)))
+    throw new Error(`No ffmpeg found: none is on PATH and ${bundled} is not executable; install ffmpeg, or set FFMPEG_PATH to its path.`);
   return bundled;
 }
 
@@ -86,7 +88,9 @@ const STDERR_TAIL = 64 * 1024;
 export function runFfmpeg(ffmpeg: string, args: string[], limits: FfmpegLimits, signal?: AbortSignal): Promise<FfmpegRun> {
   return new Promise((resolve, reject) => {
     signal?.throwIfAborted();
-    const child = spawn(ffmpeg, ['-nostdin', '-hide_banner', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // In a process group of its own, like the embedded database: Ctrl-C in a terminal must not end
+    // ffmpeg (and fail the download) before the service has checkpointed and stopped it itself.
+    const child = spawn(ffmpeg, ['-nostdin', '-hide_banner', ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let stoppedBy: unknown;
     const stop = (reason: unknown) => {
       stoppedBy ??= reason;

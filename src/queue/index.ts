@@ -1,4 +1,5 @@
 import { fromPrisma, PgBoss, type Queue } from 'pg-boss';
+import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 import { downloadJobExpirySeconds } from './expiry.ts';
 
@@ -41,7 +42,7 @@ function downloadQueueSettings(config: Config): QueueSettings {
   };
 }
 
-export async function startQueue(databaseUrl: string, config: Config): Promise<PgBoss> {
+export async function startQueue(databaseUrl: string, config: Config, log: Logger): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: databaseUrl,
     schema: SCHEMA,
@@ -54,7 +55,7 @@ export async function startQueue(databaseUrl: string, config: Config): Promise<P
     superviseIntervalSeconds: 5,
     monitorIntervalSeconds: 5,
   });
-  boss.on('error', (error: Error) => console.error('[queue]', error.message));
+  boss.on('error', (error: Error) => log.error({ err: error }, 'queue error'));
   await boss.start();
   await ensureQueue(boss, DOWNLOAD_QUEUE, downloadQueueSettings(config));
   return boss;

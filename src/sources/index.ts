@@ -57,6 +57,7 @@ async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): 
   const target = { ...ctx, url };
   switch (kind) {
     case 'direct':
+      ctx.phaseEnded('resolve');
       return fromDirect(target, opened);
     case 'hls': {
       const text = await readDocument(opened, 'hls', ctx.signal);
@@ -91,7 +92,10 @@ async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<F
       signal: ctx.signal,
       declaredType: fetched.declaredType,
     });
-    return { ...(await describe(ctx.ffmpeg, remuxed, ctx.signal)), declaredType: remuxed.mime, title: null, source: 'direct' };
+    ctx.phaseEnded('remux');
+    const described = await describe(ctx.ffmpeg, remuxed, ctx.signal);
+    ctx.phaseEnded('probe');
+    return { ...described, declaredType: remuxed.mime, title: null, source: 'direct' };
   }
   // The file is handed back as it came, so ffmpeg must find audio or video in it: a container's
   // first bytes with nothing playable behind them (a forged or cut-off file) are no download.
@@ -103,6 +107,7 @@ async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<F
     const reason = info instanceof DownloadError ? info.message : `no audio or video stream in this ${container.mime} file`;
     throw new DownloadError('unsupported_source', `No playable video or audio was found at ${ctx.url} (${reason}).`);
   }
+  ctx.phaseEnded('probe');
   return {
     ...fetched,
     mime: container.mime,
@@ -116,6 +121,7 @@ async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<F
 }
 
 async function fromPlan(ctx: MediaContext, plan: MediaPlan, source: 'hls' | 'dash'): Promise<FetchedMedia> {
+  ctx.phaseEnded('resolve');
   const fetched = await fetchPlan(ctx, plan, ctx.ffmpeg);
   return { ...fetched, title: null, source };
 }

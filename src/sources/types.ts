@@ -14,8 +14,10 @@ export type SourceContext = {
   rememberValidator(validator: string | null): Promise<void>;
   /** Called as bytes arrive; the caller decides how often to record it. */
   progress(downloadedBytes: number, totalBytes: number | null): void;
-  /** Called once every byte is fetched, before ffmpeg works on them. */
+  /** Called once every byte is fetched, before ffmpeg works on them: the end of the fetch. */
   processing(): Promise<void>;
+  /** Called as each other phase of the work ends, so that a slow download says where its time went. */
+  phaseEnded(phase: 'resolve' | 'remux' | 'probe'): void;
 };
 
 export type FetchedFile = {

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Attempt } from '../downloads/attempt.ts';
 
 const INTERVAL_MS = 500;
@@ -11,7 +12,10 @@ export class ProgressRecorder {
   private lastBytes = 0;
   private pending: Promise<void> = Promise.resolve();
 
-  constructor(private readonly attempt: Attempt) {}
+  constructor(
+    private readonly attempt: Attempt,
+    private readonly log: Logger,
+  ) {}
 
   report(downloadedBytes: number, totalBytes: number | null): void {
     const now = Date.now();
@@ -36,6 +40,6 @@ export class ProgressRecorder {
   private write(downloadedBytes: number, totalBytes: number | null, speedBytesPerSecond: number | null): void {
     this.pending = this.pending
       .then(() => this.attempt.recordProgress({ downloadedBytes, totalBytes, speedBytesPerSecond }))
-      .catch((error: unknown) => console.error('[worker] progress write failed', error));
+      .catch((error: unknown) => this.log.warn({ err: error }, 'progress write failed'));
   }
 }

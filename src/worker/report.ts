@@ -4,8 +4,12 @@ import type { Metrics } from '../operations/metrics.ts';
 import type { SourceKind } from '../sources/index.ts';
 import type { SegmentStats } from '../sources/segmented/index.ts';
 
-/** The phases of an attempt, as its log lines name them. */
-type Phase = 'fetch' | 'process' | 'store';
+/**
+ * The phases of an attempt, as its log lines name them: what the URL is (and the manifest's plan),
+ * the bytes, ffmpeg's remux or merge (HLS, DASH, MPEG-TS), hashing and probing the result, and
+ * moving it into place. A resumed download starts with its fetch.
+ */
+type Phase = 'resolve' | 'fetch' | 'remux' | 'probe' | 'store';
 
 /**
  * What one attempt at a download tells the operator: a line per phase with how long it took (so a
@@ -15,7 +19,8 @@ type Phase = 'fetch' | 'process' | 'store';
 export class AttemptReport {
   private readonly started = Date.now();
   private phaseStarted = this.started;
-  private readonly log: Logger;
+  /** The log of this attempt: every line names the download and the attempt. */
+  readonly log: Logger;
 
   constructor(
     log: Logger,
@@ -45,6 +50,11 @@ export class AttemptReport {
     this.metrics.bytes.inc({ source }, sizeBytes);
     this.metrics.duration.observe({ source }, seconds);
     this.log.info({ status: 'completed', source, bytes: sizeBytes, duration_ms: Date.now() - this.started, segments }, 'download completed');
+  }
+
+  /** A fault of the service's own, not the source's: its stack is for whoever runs the service. */
+  unexpected(thrown: unknown): void {
+    this.log.error({ err: thrown }, 'unexpected error in a download');
   }
 
   failed(error: DownloadError): void {

@@ -56,7 +56,7 @@ export async function runDownload(deps: DownloadDeps, id: string, shutdown: Abor
     else if (!change) void wasCancelled(deps, id).then((yes) => yes && cancel.abort(new CancelledError(id)));
   });
   try {
-    const attempt = await Attempt.claim(deps.downloads, id, shutdown);
+    const attempt = await Attempt.claim(deps.downloads, id, shutdown, deps.log);
     if (!attempt) return;
     try {
       await run(deps, attempt, AbortSignal.any([shutdown, cancel.signal]), shutdown);
@@ -91,8 +91,8 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
     if (failed) await storage.discardWork(row.id);
     return;
   }
-  const progress = new ProgressRecorder(attempt);
   const report = new AttemptReport(deps.log, deps.metrics, row);
+  const progress = new ProgressRecorder(attempt, report.log);
   const signal = AbortSignal.any([stop, attempt.lost, AbortSignal.timeout(config.downloadTimeoutSeconds * 1000)]);
   try {
     const fetched = await fetchMedia({
@@ -114,8 +114,8 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
         await attempt.markProcessing();
         report.processing();
       },
+      phaseEnded: (phase) => report.phase(phase),
     });
-    report.phase('process');
     // Everything that can fail is settled before the file is moved into place.
     const file: StoredFile = {
       fileName: fileNameFor(row.requestedFilename ?? fetched.title, row.url, fetched.ext),
@@ -154,6 +154,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
     const error = signal.aborted
       ? new DownloadError('source_timeout', `The download took longer than ${config.downloadTimeoutSeconds} seconds.`, false)
       : asDownloadError(thrown);
+    if (error !== thrown && error.code === 'internal_error') report.unexpected(thrown);
     if (error.retryable && row.attempts < config.maxAttempts) {
       await attempt.retry(error);
       report.retrying(error);

@@ -15,6 +15,8 @@ export type ServiceProcess = {
   output(): string;
   /** Sends `signal` (default SIGKILL) and resolves once the process has exited. */
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Sends SIGINT to the process's whole group, as Ctrl-C in a terminal does; resolves with its exit code. */
+  interrupt(): Promise<number | null>;
 };
 
 const children = new Set<ChildProcess>();
@@ -42,6 +44,9 @@ export async function spawnServiceProcess(env: Record<string, string>, timeoutMs
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A group of its own, as a command a terminal runs in the foreground: what the service starts
+    // and a signal to the whole group can be told apart from the test runner.
+    detached: true,
   });
   children.add(child);
   void exited(child).then(() => children.delete(child));
@@ -78,6 +83,12 @@ export async function spawnServiceProcess(env: Record<string, string>, timeoutMs
     waitForStatus: (id, statuses, waitMs = 30_000) => pollStatus(http, id, statuses, waitMs),
     output: () => printed,
     kill: (signal = 'SIGKILL') => kill(child, signal),
+    interrupt: async () => {
+      const done = exited(child);
+      process.kill(-child.pid!, 'SIGINT');
+      await done;
+      return child.exitCode;
+    },
   };
 }
 

@@ -77,7 +77,10 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
     signal: ctx.signal,
   });
   await Promise.all(tracks.map((track) => rm(track.file, { force: true })));
-  return { ...(await describe(ffmpeg, output, ctx.signal)), declaredType: output.mime, segments };
+  ctx.phaseEnded('remux');
+  const described = await describe(ffmpeg, output, ctx.signal);
+  ctx.phaseEnded('probe');
+  return { ...described, declaredType: output.mime, segments };
 }
 
 /**
