@@ -639,12 +639,12 @@ export interface components {
         /** @description Always `bytes`. */
         AcceptRanges: "bytes";
         /**
-         * @description Strong validator derived from the file's sha256.
+         * @description Strong validator derived from the file's sha256; opaque to clients. Where the operator leaves sending files to nginx (`FILE_OFFLOAD=nginx`), nginx's own, from the file's time and size.
          * @example "9f86d081884c7d659a2feaa0c55ad015"
          */
         ETag: string;
         /**
-         * @description When the file was completed.
+         * @description When the file was completed (with `FILE_OFFLOAD=nginx`, when it was written).
          * @example Sun, 22 Nov 2026 10:00:00 GMT
          */
         LastModified: string;

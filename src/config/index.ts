@@ -77,6 +77,11 @@ const schema = z.object({
   WEBHOOK_MAX_ATTEMPTS: int(1, 50).default(12),
   WEBHOOK_RETRY_DELAY_SECONDS: int(1, 3600).default(60),
   MAX_EVENT_STREAMS: int(1, 100_000).default(1000),
+  FILE_OFFLOAD: z.enum(['none', 'nginx']).default('none'),
+  FILE_OFFLOAD_LOCATION: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._~-]+)+\/$/, 'must be a path like /internal/files/ (starting and ending with a slash)')
+    .default('/_vds_files/'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: z
     .string()
@@ -116,6 +121,10 @@ export type Config = {
   webhookRetryDelaySeconds: number;
   /** Event streams one API process holds open at once. */
   maxEventStreams: number;
+  /** `nginx`: file bytes are left to the nginx in front (X-Accel-Redirect to `fileOffloadLocation`). */
+  fileOffload: 'none' | 'nginx';
+  /** nginx's internal location that maps to DATA_DIR/files/. */
+  fileOffloadLocation: string;
   /** pino's level: `info` logs requests, state changes and the phases of downloads. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Express's `trust proxy`: whose X-Forwarded-* to believe for the client address and protocol. */
@@ -159,6 +168,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookMaxAttempts: c.WEBHOOK_MAX_ATTEMPTS,
     webhookRetryDelaySeconds: c.WEBHOOK_RETRY_DELAY_SECONDS,
     maxEventStreams: c.MAX_EVENT_STREAMS,
+    fileOffload: c.FILE_OFFLOAD,
+    fileOffloadLocation: c.FILE_OFFLOAD_LOCATION,
     logLevel: c.LOG_LEVEL,
     trustProxy: c.TRUST_PROXY,
   };

@@ -3,6 +3,7 @@ import { Router, type Response } from 'express';
 import { servedType } from '../../media/containers.ts';
 import { TokenLookup } from '../../downloads/read.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
+import type { Config } from '../../config/index.ts';
 import type { LocalStorage } from '../../storage/local.ts';
 import { HttpProblem } from '../problem.ts';
 
@@ -11,9 +12,11 @@ const FILE_HEADERS = ['Content-Type', 'Content-Disposition', 'ETag', 'Last-Modif
 /**
  * GET and HEAD /download/{token}: the file straight from storage in constant memory. `send`
  * (under res.sendFile) does ranges, HEAD and the conditional requests, against the ETag and
- * Last-Modified set here.
+ * Last-Modified set here. With FILE_OFFLOAD=nginx the service only decides whether the token may
+ * have the file, and the nginx in front sends it (sendfile, ranges and conditional requests
+ * against its own validators, from the file's time and size).
  */
-export function fileRoutes(deps: { downloads: DownloadRepository; storage: LocalStorage }): Router {
+export function fileRoutes(deps: { downloads: DownloadRepository; storage: LocalStorage; config: Config }): Router {
   const router = Router();
   const tokens = new TokenLookup(deps.downloads);
 
@@ -25,19 +28,26 @@ export function fileRoutes(deps: { downloads: DownloadRepository; storage: Local
     if (row.status === 'expired' || row.expiresAt <= new Date()) {
       throw new HttpProblem(410, `This file expired at ${row.expiresAt.toISOString()} and was removed.`);
     }
-    res.set({
+    const file = deps.storage.filePath(row.id);
+    // nginx keeps Content-Type, Content-Disposition and Cache-Control of this answer.
+    const headers = {
       'Content-Type': servedType(row.contentType),
       'Content-Disposition': attachment(row.fileName ?? 'video'),
-      ETag: `"${row.sha256}"`,
-      'Last-Modified': row.completedAt.toUTCString(),
       'Cache-Control': 'private, no-transform',
-    });
+    };
+    if (deps.config.fileOffload === 'nginx') {
+      // nginx would answer for a file that is gone with a 404 page of its own.
+      if ((await deps.storage.size(file)) === null) throw new HttpProblem(410, 'This file is no longer stored.');
+      res.set({ ...headers, 'X-Accel-Redirect': `${deps.config.fileOffloadLocation}${row.id}` }).end();
+      return;
+    }
+    res.set({ ...headers, ETag: `"${row.sha256}"`, 'Last-Modified': row.completedAt.toUTCString() });
     // `send` answers a conditional request in full when it says `no-cache`, which every fetch()
     // client adds to one; RFC 9110 has the origin evaluate If-None-Match regardless.
     delete req.headers['cache-control'];
     delete req.headers.pragma;
     const options = { etag: false, lastModified: false, acceptRanges: true, cacheControl: false, dotfiles: 'allow' as const };
-    res.sendFile(deps.storage.filePath(row.id), options, (error?: Error & { status?: number; code?: string; headers?: Record<string, string> }) => {
+    res.sendFile(file, options, (error?: Error & { status?: number; code?: string; headers?: Record<string, string> }) => {
       if (!error || res.headersSent) return;
       clearFileHeaders(res);
       if (error.status === 416) {

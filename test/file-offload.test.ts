@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createHttp, startTestService, type Download, type TestHttp, type TestService } from './support/api.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { mediaPath } from './support/media.ts';
+import { offloadServer, startNginx, type Nginx } from './support/nginx.ts';
+
+// FILE_OFFLOAD=nginx: Debian's nginx in front of the service, configured as the README says. The
+// service decides whether a token may have its file; nginx sends the bytes, with ranges and
+// conditional requests of its own.
+
+let app: TestService;
+let source: FixtureServer;
+let nginx: Nginx;
+let nginxDir: string;
+let proxied: TestHttp;
+let original: Buffer;
+
+beforeAll(async () => {
+  app = await startTestService({ fileOffload: 'nginx' });
+  source = await startFixtureServer();
+  nginxDir = await mkdtemp(path.join(os.tmpdir(), 'vds-nginx-'));
+  nginx = await startNginx(nginxDir, offloadServer(app.service.url, path.join(app.config.dataDir, 'files')));
+  proxied = createHttp(nginx.url);
+  original = await readFile(mediaPath('clip.mp4'));
+});
+
+afterAll(async () => {
+  await nginx?.stop();
+  await source?.close();
+  await app?.stop();
+  if (nginxDir) await rm(nginxDir, { recursive: true, force: true });
+});
+
+async function completedDownload(name: string): Promise<Download> {
+  const created = await proxied.createDownload({ url: source.file(`/${name}.mp4`, mediaPath('clip.mp4')), filename: `Vidéo ${name}` });
+  expect(created.status).toBe(202);
+  return app.waitForStatus((created.body as Download).id, ['completed']);
+}
+
+test('when a file is asked for through nginx, then nginx sends it whole, with the type and name the service gave', async () => {
+  const done = await completedDownload('whole');
+  const res = await proxied.getFile(done.token!);
+  expect(res.status).toBe(200);
+  expect(createHash('sha256').update(res.body).digest('hex')).toBe(done.file!.sha256);
+  expect(res.headers).toMatchObject({
+    'content-type': 'video/mp4',
+    'content-length': String(original.length),
+    'accept-ranges': 'bytes',
+    'cache-control': 'private, no-transform',
+    server: expect.stringMatching(/^nginx/),
+  });
+  expect(res.headers['content-disposition']).toContain(`filename*=UTF-8''${encodeURIComponent('Vidéo whole.mp4')}`);
+  expect(res.headers['x-accel-redirect']).toBeUndefined();
+  // nginx's validator (the file's time and size in hex), not the service's sha256: nginx sent it.
+  expect(res.headers.etag).toMatch(/^"[0-9a-f]+-[0-9a-f]+"$/);
+
+  // Asked directly, the service only says where the file is.
+  const direct = await fetch(done.download_url!);
+  expect(direct.headers.get('x-accel-redirect')).toBe(`/_vds_files/${done.id}`);
+  expect((await direct.arrayBuffer()).byteLength).toBe(0);
+
+  const head = await proxied.headFile(done.token!);
+  expect(head.status).toBe(200);
+  expect(head.headers['content-length']).toBe(String(original.length));
+});
+
+test('when a range is asked for through nginx, then 206 carries exactly those bytes', async () => {
+  const done = await completedDownload('range');
+  const res = await proxied.getFile(done.token!, { Range: 'bytes=100-1099' });
+  expect(res.status).toBe(206);
+  expect(res.headers['content-range']).toBe(`bytes 100-1099/${original.length}`);
+  expect(res.body.equals(original.subarray(100, 1100))).toBe(true);
+});
+
+test("when a request repeats nginx's validators, then nginx answers 304, also to a fetch() client's no-cache", async () => {
+  const done = await completedDownload('validators');
+  const first = await proxied.headFile(done.token!);
+  const etag = first.headers.etag!;
+  const lastModified = first.headers['last-modified']!;
+  expect(etag).toMatch(/^"[^"]+"$/);
+  expect((await proxied.getFile(done.token!, { 'If-None-Match': etag })).status).toBe(304);
+  expect((await proxied.getFile(done.token!, { 'If-None-Match': etag, 'Cache-Control': 'no-cache' })).status).toBe(304);
+  expect((await proxied.getFile(done.token!, { 'If-Modified-Since': lastModified })).status).toBe(304);
+  expect((await proxied.getFile(done.token!, { 'If-None-Match': '"another"' })).status).toBe(200);
+});
+
+test('when the token is unknown, the file expired, or it is gone from disk, then the service answers 404 or 410 problems through nginx', async () => {
+  const unknown = await proxied.getFile('A'.repeat(43));
+  expect(unknown.status).toBe(404);
+  expect(unknown.headers['content-type']).toMatch(/^application\/problem\+json/);
+
+  const expired = await completedDownload('expired');
+  expect((await proxied.request('DELETE', `/downloads/${expired.id}`, '/downloads/{download_uuid}')).status).toBe(200);
+  const gone = await proxied.getFile(expired.token!);
+  expect(gone.status).toBe(410);
+  expect(gone.headers['content-type']).toMatch(/^application\/problem\+json/);
+
+  const removed = await completedDownload('removed');
+  await rm(path.join(app.config.dataDir, 'files', removed.id));
+  const missing = await proxied.getFile(removed.token!);
+  expect(missing.status).toBe(410);
+  expect(JSON.parse(missing.body.toString('utf8'))).toMatchObject({ status: 410, detail: 'This file is no longer stored.' });
+});
+
+test('when a client asks nginx for the internal location itself, then it gets nothing', async () => {
+  const done = await completedDownload('internal');
+  const res = await fetch(`${nginx.url}/_vds_files/${done.id}`);
+  expect(res.status).toBe(404);
+  expect(Buffer.from(await res.arrayBuffer()).equals(original)).toBe(false);
+});
