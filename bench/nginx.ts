@@ -1,13 +1,22 @@
 import getPort from 'get-port';
-import { writeNginxConfig } from '../test/support/nginx.ts';
+import { offloadServer, writeNginxConfig } from '../test/support/nginx.ts';
 import { startServer, type Server } from './processes.ts';
 
 // nginx is the reference for serving files: one worker process (like the service's one Node
 // process) with sendfile, as a distribution's default configuration has it.
 
 /** nginx serving the files under `root` itself. */
-export async function startNginx(nginx: string, root: string, dir: string): Promise<Server> {
+export function startNginx(nginx: string, root: string, dir: string): Promise<Server> {
+  return startWith(nginx, dir, `root ${root};`);
+}
+
+/** nginx in front of the service at `service`, sending the files under `filesDir` for it (FILE_OFFLOAD=nginx). */
+export function startOffloadNginx(nginx: string, service: string, filesDir: string, dir: string): Promise<Server> {
+  return startWith(nginx, dir, offloadServer(service, filesDir));
+}
+
+async function startWith(nginx: string, dir: string, server: string): Promise<Server> {
   const port = await getPort({ host: '127.0.0.1' });
-  const file = await writeNginxConfig(dir, port, `root ${root};`);
+  const file = await writeNginxConfig(dir, port, server);
   return startServer(nginx, ['-p', dir, '-c', file], { log: `${dir}/nginx.log`, port });
 }

@@ -33,6 +33,8 @@ const servers: Server[] = [];
 let database: DatabaseServer | undefined;
 let finished = false;
 try {
+  progress('building the service (npm run build), which the bench runs as `npm start` does');
+  await timedRun('npm', ['run', '-s', 'build']);
   const [ffmpeg, media, curl, nginx, ytDlp, sync] = await Promise.all([
     resolveFfmpegPath(process.env.FFMPEG_PATH),
     prepareMedia(),
@@ -78,7 +80,12 @@ try {
   progress('HLS');
   rows.push(...(await benchHls(bench, service, slowOrigin, HLS_LATENCY_MS)));
   progress('retrieval');
-  rows.push(...(await benchRetrieval(bench, allDataDir, direct.download)));
+  // The same files and database, served by an API process that leaves the bytes to nginx.
+  const offloadService = () =>
+    bench.keep(
+      startServiceProcess({ databaseUrl: allDatabase, dataDir: allDataDir, role: 'api', ffmpeg, log: log('service-offload'), env: { FILE_OFFLOAD: 'nginx' } }),
+    );
+  rows.push(...(await benchRetrieval(bench, allDataDir, direct.download, offloadService)));
   progress('pickup latency');
   const pickup = await benchPickup(bench, service, origin, allDatabase);
   await service.stop();

@@ -2,8 +2,8 @@ import path from 'node:path';
 import { projectRoot } from '../src/config/paths.ts';
 import { startServer, type Server } from './processes.ts';
 
-// The Node servers of the benchmark, each started the way `npm start` starts the service: this
-// Node binary with the tsx loader, from the project's root.
+// The Node servers of the benchmark, from the project's root: the service compiled, as `npm start`
+// runs it (the run builds it first), the helpers with the tsx loader.
 
 function startTsx(file: string, args: string[], options: { log: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] }): Promise<Server> {
   return startServer(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', file, ...args], {
@@ -30,6 +30,8 @@ type ServiceOptions = {
   log: string;
   /** Where V8 writes a CPU profile of the service when it stops (BENCH_CPU_PROF). */
   cpuProfileDir?: string;
+  /** More settings, e.g. FILE_OFFLOAD. */
+  env?: Record<string, string>;
 };
 
 /** The service itself, as a separate process whose memory can be watched. */
@@ -48,7 +50,8 @@ export function startServiceProcess(options: ServiceOptions): Promise<Server> {
     API_KEYS: '',
     BASE_PATH: '',
     PUBLIC_BASE_URL: '',
+    ...options.env,
   };
   const nodeArgs = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-  return startTsx(path.join(projectRoot, 'src/main.ts'), [], { log: options.log, env, nodeArgs });
+  return startServer(process.execPath, [...nodeArgs, path.join(projectRoot, 'dist/src/main.js')], { cwd: projectRoot, env, log: options.log });
 }
