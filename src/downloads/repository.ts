@@ -172,10 +172,11 @@ export class DownloadRepository {
 
   /**
    * Back to the queue, after a transient failure (whose error stays visible until the next outcome)
-   * or because the attempt was interrupted (null: the last error, if any, is kept).
+   * or because the attempt was interrupted (null: the last error, if any, is kept, and the attempt
+   * does not count: a service restarted any number of times must not use up MAX_ATTEMPTS).
    */
   async markRetrying(attempt: AttemptKey, error: DownloadError | null): Promise<void> {
-    const errorFields = error ? { errorCode: error.code, errorMessage: error.message, errorRetryable: true } : {};
+    const errorFields = error ? { errorCode: error.code, errorMessage: error.message, errorRetryable: true } : { attempts: { decrement: 1 } };
     await this.prisma.download.updateMany({
       where: this.held(attempt),
       data: { status: 'queued', speedBytesPerSecond: null, leaseExpiresAt: null, ...errorFields },

@@ -61,6 +61,11 @@ export async function startQueue(databaseUrl: string, config: Config, log: Logge
   return boss;
 }
 
+/** A new job for a download whose run was interrupted: due at once, with no retry used up. */
+export async function requeueDownload(boss: PgBoss, id: string): Promise<void> {
+  await boss.send(DOWNLOAD_QUEUE, { download_id: id } satisfies DownloadJob);
+}
+
 /** Queues one job for each download, in the transaction `tx` that writes their rows. */
 export async function enqueueDownloads(boss: PgBoss, ids: string[], tx: Parameters<typeof fromPrisma>[0]): Promise<void> {
   const jobs = ids.map((id) => ({ data: { download_id: id } satisfies DownloadJob }));

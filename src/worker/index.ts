@@ -1,5 +1,5 @@
 import type { PgBoss } from 'pg-boss';
-import { DOWNLOAD_QUEUE, type DownloadJob } from '../queue/index.ts';
+import { DOWNLOAD_QUEUE, requeueDownload, type DownloadJob } from '../queue/index.ts';
 import { startWebhookDelivery } from '../webhooks/delivery.ts';
 import { startRetention, EXPIRE_QUEUE } from './retention.ts';
 import { runDownload, ShutdownError, type DownloadDeps } from './run-download.ts';
@@ -26,6 +26,11 @@ export async function startWorker(boss: PgBoss, deps: DownloadDeps): Promise<Wor
       running.add(controller);
       try {
         await runDownload(deps, job.data.download_id, controller.signal);
+      } catch (error) {
+        // Interrupted by this process's shutdown: a retry of this job would wait out a backoff
+        // that grows with every restart, and use up pg-boss's retries; a new job does neither.
+        if (!controller.signal.aborted) throw error;
+        await requeueDownload(boss, job.data.download_id);
       } finally {
         running.delete(controller);
       }
@@ -33,7 +38,7 @@ export async function startWorker(boss: PgBoss, deps: DownloadDeps): Promise<Wor
   );
   return {
     // Running downloads are interrupted: each keeps what it has on disk, goes back to `queued`,
-    // and its job fails into a retry that resumes from the partial file.
+    // and a new job resumes it from the partial file on the next worker to start or still running.
     async stop() {
       for (const controller of running) controller.abort(new ShutdownError());
       await Promise.all([boss.offWork(DOWNLOAD_QUEUE, { wait: true }), boss.offWork(EXPIRE_QUEUE, { wait: true }), webhooks.stop()]);

@@ -26,7 +26,7 @@ export type DownloadDeps = {
   metrics: Metrics;
 };
 
-/** Thrown into a running download when the process shuts down; the job is retried later. */
+/** Thrown into a running download when the process shuts down; the download is queued again. */
 export class ShutdownError extends Error {
   constructor() {
     super('The worker is shutting down.');
