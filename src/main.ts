@@ -1,6 +1,6 @@
 import { explainStartFailure } from './config/explain.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
-import { startService } from './service.ts';
+import { startService, type Service } from './service.ts';
 
 // `npm start`: the API and a worker in one process (ROLE=api or ROLE=worker runs one of them).
 
@@ -13,7 +13,28 @@ try {
   process.exit(1);
 }
 
-let service;
+// Listened for from the first moment: a signal that arrived while the service was starting would
+// otherwise end the process on the spot, leaving the embedded PostgreSQL it had started behind.
+// SIGHUP is a closed terminal or SSH session.
+let service: Service | undefined;
+let stopSignal: NodeJS.Signals | undefined;
+let stopping = false;
+function shutDown(signal: NodeJS.Signals): void {
+  stopSignal ??= signal;
+  if (!service || stopping) return;
+  stopping = true;
+  const running = service;
+  running.log.info(`${stopSignal}: shutting down`);
+  running.stop().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      running.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => shutDown(signal));
+
 try {
   service = await startService(config);
 } catch (error) {
@@ -26,19 +47,4 @@ service.log.info(
   { url: service.url || undefined, database },
   service.url ? `video download service listening on ${service.url} (${database}, role ${config.role})` : `video download worker started (role ${config.role})`,
 );
-
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    service.log.info(`${signal}: shutting down`);
-    service.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        service.log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  });
-}
+if (stopSignal) shutDown(stopSignal);

@@ -1,6 +1,8 @@
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { makeDataDir, type Download } from './support/api.ts';
 import { startFixtureServer } from './support/fixture-server.ts';
 import { mediaPath, sha256File } from './support/media.ts';
@@ -143,7 +145,7 @@ test(
       const { id } = (await first.http.createDownload({ url })).body as Download;
       await waitFor('a quarter of the file', async () => ((await first.http.getDownload(id)).body as Download).progress.downloaded_bytes > size / 4, 30_000);
 
-      const exitCode = await first.interrupt();
+      const exitCode = await first.signalGroup('SIGINT');
       expect({ exitCode, output: first.output() }).toMatchObject({ exitCode: 0, output: expect.stringContaining('SIGINT: shutting down') });
       expect(await isRunning(postmaster)).toBe(false);
 
@@ -157,6 +159,43 @@ test(
       expect(requests[1]!.range).toMatch(/^bytes=[1-9]\d*-$/);
     } finally {
       await source.close();
+    }
+  },
+  TWO_STARTS_MS,
+);
+
+test(
+  'when the terminal closes (SIGHUP to the group), then the service shuts down as on SIGTERM and stops its PostgreSQL',
+  async () => {
+    const dataDir = await freshDataDir();
+    const running = await startOn(dataDir);
+    const postmaster = await postmasterOf(dataDir);
+    const exitCode = await running.signalGroup('SIGHUP');
+    expect({ exitCode, output: running.output() }).toMatchObject({ exitCode: 0, output: expect.stringContaining('SIGHUP: shutting down') });
+    expect(await isRunning(postmaster)).toBe(false);
+  },
+  TWO_STARTS_MS,
+);
+
+test(
+  'when the cluster exists but its database does not (a first start stopped before making it), then the next start makes it',
+  async () => {
+    const dataDir = await freshDataDir();
+    const first = await startEmbeddedPostgres(dataDir);
+    const admin = new pg.Client({ connectionString: first.url.replace(/\/downloads$/, '/postgres') });
+    await admin.connect();
+    await admin.query('DROP DATABASE downloads');
+    await admin.end();
+    await first.stop();
+
+    const second = await startEmbeddedPostgres(dataDir);
+    try {
+      const client = new pg.Client({ connectionString: second.url });
+      await client.connect();
+      expect((await client.query<{ name: string }>('SELECT current_database() AS name')).rows).toEqual([{ name: 'downloads' }]);
+      await client.end();
+    } finally {
+      await second.stop();
     }
   },
   TWO_STARTS_MS,

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
+import { createTestDatabase } from './support/database.ts';
 import { unusedPort } from './support/ports.ts';
 import { killServiceProcesses, spawnServiceProcess } from './support/service-process.ts';
 
@@ -41,6 +42,25 @@ test('when the database cannot be reached, then the service exits 1 with one lin
     expect(output).not.toContain('secret');
     expect(output).not.toMatch(STACK_FRAME);
   } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('when DATABASE_URL names a user the database does not know, then the service exits 1 with one line that names DATABASE_URL', async () => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'vds-start-'));
+  const database = await createTestDatabase();
+  try {
+    const url = new URL(database.url);
+    url.username = 'no_such_user';
+    url.password = 'wrong';
+    const { code, output } = await failedStart({ DATA_DIR: dataDir, DATABASE_URL: url.toString() });
+    expect(code).toBe('1');
+    expect(output.trim().split('\n')).toEqual([
+      expect.stringMatching(/^The service did not start: The database at DATABASE_URL \(postgresql:\/\/127\.0\.0\.1:.*; check DATABASE_URL/),
+    ]);
+    expect(output).not.toContain('wrong');
+  } finally {
+    await database.drop();
     await rm(dataDir, { recursive: true, force: true });
   }
 });

@@ -5,11 +5,11 @@ import type { Config } from './index.ts';
 
 type SystemError = Error & { code?: string; syscall?: string; path?: string; port?: number; address?: string };
 
-/** Connection failures of node, of PostgreSQL (bad password, no such database) and of Prisma (P1000-P1003). */
-const DATABASE_FAILURES = ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', '28P01', '3D000', 'P1000', 'P1001', 'P1002', 'P1003'];
+/** Connection failures of node, of PostgreSQL (bad password, no such role or database) and of Prisma (P1000-P1003, P1010). */
+const DATABASE_FAILURES = ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', '28P01', '28000', '3D000', 'P1000', 'P1001', 'P1002', 'P1003', 'P1010'];
 
 /** Prisma's migration engine reports a connection failure with a message and no code. */
-const DATABASE_MESSAGES = /can't reach database server|authentication failed|database .* does not exist/i;
+const DATABASE_MESSAGES = /can't reach database server|authentication failed|denied access|role .* does not exist|database .* does not exist/i;
 
 const withoutUserInfo = (url: string): string => url.replace(/\/\/[^@/]*@/, '//');
 

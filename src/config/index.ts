@@ -7,7 +7,8 @@ import { MAX_DOWNLOAD_TIMEOUT_SECONDS } from '../queue/expiry.ts';
 // the process with a message naming the variable instead of failing later in a download.
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
-const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 const httpUrl = z.url({ protocol: /^https?$/ });
 const cidr = z.string().refine((value) => ipaddr.isValidCIDR(value) || ipaddr.isValid(value), 'must be an IP address or CIDR range');
 /** `true`, `false`, or the private ranges that are allowed, e.g. `192.168.1.0/24,10.0.0.5`. */
@@ -37,7 +38,7 @@ const schema = z.object({
     .string()
     .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or like /api/v1 (no trailing slash)')
     .default(''),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgresql:// URL' }).optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_BASE_URL: httpUrl.transform((url) => url.replace(/\/+$/, '')).optional(),
   API_KEYS: z
@@ -138,8 +139,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
   const parsed = schema.safeParse(present);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+    // One line, like every other reason the service gives for not starting.
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`The service did not start: invalid configuration: ${problems.join('; ')} (README, "Configuration").`);
   }
   const c = parsed.data;
   return {

@@ -100,11 +100,12 @@ async function letPostgresUserThrough(dataDir: string, warn: (message: string) =
   );
 }
 
-async function createDatabase(serverUrl: string, name: string): Promise<void> {
+async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
   } finally {
     await client.end();
   }
@@ -162,7 +163,8 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   }
   await recordOwner(ownerFile);
   const server = `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
-  if (fresh) await createDatabase(`${server}/postgres`, 'downloads');
+  // Also on a cluster that exists: a first start stopped between initdb and this leaves none.
+  await ensureDatabase(`${server}/postgres`, 'downloads');
   return {
     url: `${server}/downloads`,
     stop: () => postmaster.stop(),

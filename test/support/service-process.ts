@@ -15,8 +15,8 @@ export type ServiceProcess = {
   output(): string;
   /** Sends `signal` (default SIGKILL) and resolves once the process has exited. */
   kill(signal?: NodeJS.Signals): Promise<void>;
-  /** Sends SIGINT to the process's whole group, as Ctrl-C in a terminal does; resolves with its exit code. */
-  interrupt(): Promise<number | null>;
+  /** Sends `signal` (default SIGINT, as Ctrl-C in a terminal) to the process's whole group; resolves with its exit code. */
+  signalGroup(signal?: NodeJS.Signals): Promise<number | null>;
 };
 
 const children = new Set<ChildProcess>();
@@ -83,9 +83,9 @@ export async function spawnServiceProcess(env: Record<string, string>, timeoutMs
     waitForStatus: (id, statuses, waitMs = 30_000) => pollStatus(http, id, statuses, waitMs),
     output: () => printed,
     kill: (signal = 'SIGKILL') => kill(child, signal),
-    interrupt: async () => {
+    signalGroup: async (signal = 'SIGINT') => {
       const done = exited(child);
-      process.kill(-child.pid!, 'SIGINT');
+      process.kill(-child.pid!, signal);
       await done;
       return child.exitCode;
     },
