@@ -119,3 +119,25 @@ test('when an HLS stream completes, then its last line says how many segments ca
   const last = await waitFor('the completed line', () => logLines().find((line) => line.download_id === id && line.status === 'completed'), 5_000);
   expect(last).toMatchObject({ source: 'hls', segments: { count: 4, retried: 0, slowest_ms: expect.any(Number) } });
 });
+
+test('when a token or key is sent in odd places, then no log line holds it', async () => {
+  const created = await app.http.createDownload({ url: source.file('/odd.mp4', mediaPath('clip.mp4')) }, withKey);
+  const { token } = await completed((created.body as Download).id);
+  // Express routes paths in any case; each of these reaches the file route or a 404.
+  const paths = [`/DOWNLOAD/${token}`, `/Download/${token}?x=1`, `/download//${token}`, `/download%2F${token}`, `/download/${token!.replace('.', '%2E')}`];
+  for (const odd of paths) await fetch(`${app.url}${odd}`);
+  await fetch(`${app.url}/healthz?token=${token}`);
+  await fetch(`${app.url}/healthz?api_key=${API_KEY}`);
+  await fetch(`${app.url}/healthz`, { headers: { 'X-Request-Id': token! } });
+  const secret = token!.split('.')[1]!;
+  await waitFor('the last request line', () => app.output().includes('GET /healthz 200'), 5_000);
+  expect(app.output()).not.toContain(secret);
+  expect(app.output()).not.toContain(API_KEY);
+});
+
+test('when the operations endpoints are asked, then their request durations carry the contract operationIds', async () => {
+  await fetch(`${app.url}/healthz`, { method: 'HEAD' });
+  await fetch(`${app.url}/readyz`);
+  const res = await app.http.request('GET', '/metrics', '/metrics', { headers: withKey });
+  for (const id of ['getHealth', 'getReadiness']) expect(res.text).toMatch(new RegExp(`vds_http_request_duration_seconds_count\\{[^}]*operation="${id}"`));
+});

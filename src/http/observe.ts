@@ -10,15 +10,24 @@ import type { Metrics } from '../operations/metrics.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** The contract's name for the operation, once the validator has matched it; `other` for the rest. */
-const operationOf = (req: Request): string => (req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId ?? 'other';
+/**
+ * The contract's name for the operation: the validator's match, else the route's own (those served
+ * before the validator, such as /healthz; HEAD as its GET); `other` for anything else.
+ */
+function operationOf(req: Request, ids: Map<string, string>): string {
+  const matched = (req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  if (matched || typeof route !== 'string') return matched ?? 'other';
+  return ids.get(`${req.method} ${route}`) ?? (req.method === 'HEAD' ? ids.get(`GET ${route}`) : undefined) ?? 'other';
+}
 
-export function observeRequests(log: Logger, metrics: Metrics): RequestHandler[] {
+export function observeRequests(log: Logger, metrics: Metrics, operationIds: Map<string, string>): RequestHandler[] {
   const logged = pinoHttp({
     logger: log,
     genReqId(req, res) {
       const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      // A token sent as a request id would be logged with every line of the request.
+      const id = typeof given === 'string' && REQUEST_ID.test(given) && redactToken(given) === given ? given : randomUUID();
       res.setHeader('X-Request-Id', id);
       return id;
     },
@@ -32,7 +41,7 @@ export function observeRequests(log: Logger, metrics: Metrics): RequestHandler[]
   });
   const timed: RequestHandler = (req, res, next) => {
     const end = metrics.requests.startTimer();
-    res.once('finish', () => end({ operation: operationOf(req), status: String(res.statusCode) }));
+    res.once('finish', () => end({ operation: operationOf(req, operationIds), status: String(res.statusCode) }));
     next();
   };
   return [logged, timed];
