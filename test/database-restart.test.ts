@@ -80,6 +80,11 @@ test('when PostgreSQL restarts while downloads run, then they complete, new ones
   const notReady = await within(5_000, 'GET /readyz while the database is down', http.request('GET', '/readyz', '/readyz'));
   expect(notReady.status).toBe(503);
   expect(notReady.headers['content-type']).toMatch(/^application\/problem\+json/);
+  // The scrape still answers, without the queue's series, which need the database.
+  const scraped = await within(5_000, 'GET /metrics while the database is down', http.request('GET', '/metrics', '/metrics'));
+  expect(scraped.status).toBe(200);
+  expect(scraped.text).toContain('process_resident_memory_bytes');
+  expect(scraped.text).not.toMatch(/^vds_jobs\{/m);
   await waitFor('the first transfer to end', () => source.requestsFor('/during.mp4')[0]?.outcome === 'complete', 10_000);
   // Long enough for the worker to reach the database, and find it gone, with the finished file.
   await sleep(1_000);
