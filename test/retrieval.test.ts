@@ -58,6 +58,34 @@ describe('GET /download/{token}', () => {
     expect(res.body.equals(original.subarray(original.length - 500))).toBe(true);
   });
 
+  test('when If-Range names the file, then the range holds; when it names another version, then the whole file comes', async () => {
+    const range = { Range: 'bytes=10-19' };
+    const same = await app.http.getFile(done.token!, { ...range, 'If-Range': `"${done.file!.sha256}"` });
+    expect(same.status).toBe(206);
+    expect(same.body.equals(original.subarray(10, 20))).toBe(true);
+    const byDate = await app.http.getFile(done.token!, { ...range, 'If-Range': new Date(Date.now() + 60_000).toUTCString() });
+    expect(byDate.status).toBe(206);
+    const other = await app.http.getFile(done.token!, { ...range, 'If-Range': '"another-version"' });
+    expect(other.status).toBe(200);
+    expect(other.body.equals(original)).toBe(true);
+    const older = await app.http.getFile(done.token!, { ...range, 'If-Range': new Date(0).toUTCString() });
+    expect(older.status).toBe(200);
+  });
+
+  test('when several ranges are asked for, then the whole file answers them', async () => {
+    const res = await app.http.getFile(done.token!, { Range: 'bytes=0-9,100-109' });
+    expect(res.status).toBe(200);
+    expect(res.body.equals(original)).toBe(true);
+  });
+
+  test('when the client hangs up mid-file, then the service goes on answering', async () => {
+    const controller = new AbortController();
+    const res = await fetch(done.download_url!, { signal: controller.signal });
+    await res.body!.getReader().read();
+    controller.abort();
+    expect((await app.http.getFile(done.token!, { Range: 'bytes=0-0' })).status).toBe(206);
+  });
+
   test('when the range lies past the end, then 416 with the full size', async () => {
     const res = await app.http.getFile(done.token!, { Range: `bytes=${original.length + 10}-` });
     expect(res.status).toBe(416);

@@ -6,13 +6,13 @@ import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Config } from '../../config/index.ts';
 import type { LocalStorage } from '../../storage/local.ts';
 import { HttpProblem } from '../problem.ts';
+import { sendStoredFile } from '../send-file.ts';
 
 const FILE_HEADERS = ['Content-Type', 'Content-Disposition', 'ETag', 'Last-Modified', 'Cache-Control'];
 
 /**
- * GET and HEAD /download/{token}: the file straight from storage in constant memory. `send`
- * (under res.sendFile) does ranges, HEAD and the conditional requests, against the ETag and
- * Last-Modified set here. With FILE_OFFLOAD=nginx the service only decides whether the token may
+ * GET and HEAD /download/{token}: the file straight from storage in constant memory, with ranges,
+ * HEAD and the conditional requests against the ETag and Last-Modified set here. With FILE_OFFLOAD=nginx the service only decides whether the token may
  * have the file, and the nginx in front sends it (sendfile, ranges and conditional requests
  * against its own validators, from the file's time and size).
  */
@@ -20,7 +20,7 @@ export function fileRoutes(deps: { downloads: DownloadRepository; storage: Local
   const router = Router();
   const tokens = new TokenLookup(deps.downloads);
 
-  router.get('/download/:token', async (req, res, next) => {
+  router.get('/download/:token', async (req, res) => {
     const row = await tokens.find(req.params.token);
     if (!row || !['completed', 'expired'].includes(row.status) || !row.completedAt || !row.expiresAt) {
       throw new HttpProblem(404, 'No file for this token.');
@@ -42,22 +42,13 @@ export function fileRoutes(deps: { downloads: DownloadRepository; storage: Local
       return;
     }
     res.set({ ...headers, ETag: `"${row.sha256}"`, 'Last-Modified': row.completedAt.toUTCString() });
-    // `send` answers a conditional request in full when it says `no-cache`, which every fetch()
-    // client adds to one; RFC 9110 has the origin evaluate If-None-Match regardless.
-    delete req.headers['cache-control'];
-    delete req.headers.pragma;
-    const options = { etag: false, lastModified: false, acceptRanges: true, cacheControl: false, dotfiles: 'allow' as const };
-    res.sendFile(file, options, (error?: Error & { status?: number; code?: string; headers?: Record<string, string> }) => {
-      if (!error || res.headersSent) return;
-      clearFileHeaders(res);
-      if (error.status === 416) {
-        next(new HttpProblem(416, `The range cannot be satisfied; the file has ${row.sizeBytes} bytes.`, error.headers ?? {}));
-      } else if (error.code === 'ENOENT') {
-        next(new HttpProblem(410, 'This file is no longer stored.'));
-      } else {
-        next(error);
-      }
-    });
+    try {
+      await sendStoredFile(req, res, file);
+    } catch (error) {
+      // A problem replaces the file's answer: none of the file's headers may stay on it.
+      if (!res.headersSent) clearFileHeaders(res);
+      throw error;
+    }
   });
 
   return router;
