@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config/index.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
-import { applyMigrations } from './db/migrate.ts';
+import { applyMigrationsApart } from './db/migrate-apart.ts';
 import { createPrisma } from './db/prisma.ts';
 import { DownloadRepository } from './downloads/repository.ts';
 import { DownloadChanges } from './events/changes.ts';
@@ -49,7 +49,7 @@ export async function startService(config: Config): Promise<Service> {
   await mkdir(config.dataDir, { recursive: true });
   let embedded: EmbeddedDatabase | undefined;
   const databaseUrl = config.databaseUrl ?? (embedded = await startEmbeddedPostgres(config.dataDir, { warn: (message) => log.warn(message) })).url;
-  await applyMigrations(databaseUrl);
+  await applyMigrationsApart(databaseUrl);
   const prisma = createPrisma(databaseUrl);
   const boss = await startQueue(databaseUrl, config, log);
   await ensureWebhookQueue(boss, config);

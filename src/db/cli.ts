@@ -10,8 +10,15 @@ if (!databaseUrl) {
   process.exit(2);
 }
 if (command === 'migrate') {
-  const applied = await applyMigrations(databaseUrl);
-  console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+  try {
+    const applied = await applyMigrations(databaseUrl);
+    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+  } catch (error) {
+    // One line that the service (migrate-apart.ts) turns back into an error with its code.
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    console.error(`migration failed${typeof code === 'string' ? ` (${code})` : ''}: ${String(message ?? error).replace(/\s*\n\s*/g, ' ')}`);
+    process.exit(1);
+  }
 } else if (command === 'diff') {
   process.stdout.write(await schemaDiff(databaseUrl));
 } else {
