@@ -130,6 +130,20 @@ describe('fetching a planned stream', () => {
     expect(Math.min(...segments.map((request) => request.receivedAt))).toBeGreaterThanOrEqual(init!.receivedAt + delayMs);
   });
 
+  test('when one segment stalls far longer than its siblings, then it is asked for again and the first answer wins, long before the idle timeout', async () => {
+    // The first request for seg005 sends nothing and holds the connection; the second answers.
+    const plan = servePlan('hedge', media.hlsSegments, (name) => (name === 'seg005.ts' ? { stallAfterBytes: 0 } : {}));
+    const started = Date.now();
+
+    const fetched = await fetchPlan(await context('hedge'), plan, ffmpeg, { concurrency: 2 });
+
+    // The idle timeout of the test's source client is 5 s; the second request goes after about 1.
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
+    expect(fetched.segments).toMatchObject({ count: media.hlsSegments.length, hedged: 1, retried: 0 });
+    expect(source.requestsFor('/hedge/seg005.ts')).toHaveLength(2);
+  });
+
   test('when the signal aborts during the download, then the fetch stops with its reason and keeps the finished segments', async () => {
     const plan = servePlan('abort', media.hlsSegments, (name) => (name === 'seg003.ts' ? { stallAfterBytes: 0 } : {}));
     const ctx = await context('abort');
@@ -178,7 +192,7 @@ describe('fetching a planned stream', () => {
     expect(source.requestsFor('/flaky/seg002.ts').map((request) => request.status)).toEqual([503, 200]);
     expect(requestsUnder('flaky')).toHaveLength(media.hlsSegments.length + 1);
     // What the log's completed line will say of it.
-    expect(fetched.segments).toEqual({ count: media.hlsSegments.length, retried: 1, slowest_ms: expect.any(Number) });
+    expect(fetched.segments).toEqual({ count: media.hlsSegments.length, retried: 1, hedged: 0, slowest_ms: expect.any(Number) });
   });
 
   test('when a segment answers 404, then the fetch fails with source_http_error without retrying it', async () => {

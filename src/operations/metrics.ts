@@ -42,6 +42,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly hedges = new Counter({
+    name: 'vds_segment_hedges_total',
+    help: 'Slow segments asked for a second time (the first answer wins).',
+    registers: [this.registry],
+  });
+
   readonly webhooks = new Counter({
     name: 'vds_webhook_deliveries_total',
     help: 'Webhook delivery attempts, by result.',

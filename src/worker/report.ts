@@ -49,6 +49,7 @@ export class AttemptReport {
     this.metrics.finished.inc({ status: 'completed', source });
     this.metrics.bytes.inc({ source }, sizeBytes);
     this.metrics.duration.observe({ source }, seconds);
+    if (segments?.hedged) this.metrics.hedges.inc(segments.hedged);
     this.log.info({ status: 'completed', source, bytes: sizeBytes, duration_ms: Date.now() - this.started, segments }, 'download completed');
   }
 

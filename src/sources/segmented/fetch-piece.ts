@@ -14,9 +14,10 @@ export type PieceDeps = { http: SourceHttp; keys: KeyCache; meter: ByteMeter; si
 
 /**
  * Downloads one init section or segment, decrypted, into its file. The file appears (by rename)
- * only when it is whole, so that a later attempt can trust every piece file it finds.
+ * only when it is whole, so that a later attempt can trust every piece file it finds. `copy`
+ * tells a second request for the same piece (see hedge.ts) to write apart from the first.
  */
-export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
+export async function fetchPiece(piece: Piece, deps: PieceDeps, copy = 0): Promise<void> {
   const { meter, signal } = deps;
   const decrypt = piece.key ? createDecipheriv('aes-128-cbc', await deps.keys.get(piece.key.uri, signal), Buffer.from(piece.key.iv, 'hex')) : new PassThrough();
   const range = piece.byteRange;
@@ -32,7 +33,7 @@ export async function fetchPiece(piece: Piece, deps: PieceDeps): Promise<void> {
       yield chunk;
     }
   };
-  const part = `${piece.file}.part`;
+  const part = `${piece.file}.part${copy}`;
   try {
     await pipeline(body, count, decrypt, createWriteStream(part), { signal });
     requireWholeBody(response, received, expected);

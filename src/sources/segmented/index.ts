@@ -10,6 +10,7 @@ import { joinTrack } from './join.ts';
 import { KeyCache } from './keys.ts';
 import { knownSize, layOut, unfinished, type Piece, type TrackLayout } from './layout.ts';
 import { ByteMeter, tooLarge } from '../byte-meter.ts';
+import { Hedger } from './hedge.ts';
 import { withRetries } from './retry.ts';
 
 // A planned stream (HLS or DASH, whatever the manifest said) becomes one file: every piece is
@@ -17,8 +18,11 @@ import { withRetries } from './retry.ts';
 // copies the tracks into one container. Finished pieces survive a crash, so a retry fetches only
 // what is missing.
 
-/** How the segments went, for the log: a slow stream says whether retries or one slow segment cost it. */
-export type SegmentStats = { count: number; retried: number; slowest_ms: number };
+/**
+ * How the segments went, for the log: a slow stream says whether retries or one slow segment cost
+ * it, and how many slow ones were asked for a second time (hedged).
+ */
+export type SegmentStats = { count: number; retried: number; hedged: number; slowest_ms: number };
 
 export type FetchedStream = FetchedFile & DescribedFile & { segments: SegmentStats };
 
@@ -49,19 +53,22 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
   const meter = new ByteMeter(ctx, total, todo.doneBytes);
   const keys = new KeyCache(ctx.http);
   const pool = { concurrency: options.concurrency ?? 8, signal: ctx.signal };
-  const segments: SegmentStats = { count: 0, retried: 0, slowest_ms: 0 };
+  const segments: SegmentStats = { count: 0, retried: 0, hedged: 0, slowest_ms: 0 };
+  const hedger = new Hedger(todo.pieces.length);
   // Init sections first: without one a track is useless, so a missing one fails before the bulk.
   await fetchAll(
     todo.pieces.filter((piece) => piece.init),
     pool,
     { http: ctx.http, keys, meter },
     segments,
+    hedger,
   );
   await fetchAll(
     todo.pieces.filter((piece) => !piece.init),
     pool,
     { http: ctx.http, keys, meter },
     segments,
+    hedger,
   );
   for (const track of tracks) {
     if ((await ctx.storage.size(track.file)) === null) await joinTrack(track, ctx.signal);
@@ -92,6 +99,7 @@ async function fetchAll(
   pool: { concurrency: number; signal: AbortSignal },
   deps: Omit<PieceDeps, 'signal'>,
   stats: SegmentStats,
+  hedger: Hedger,
 ): Promise<void> {
   const stop = new AbortController();
   const signal = AbortSignal.any([pool.signal, stop.signal]);
@@ -103,8 +111,9 @@ async function fetchAll(
       limit(async () => {
         signal.throwIfAborted();
         const started = Date.now();
-        await withRetries(() => fetchPiece(piece, { ...deps, signal }), signal, retries);
+        await withRetries(() => hedger.run((copySignal, copy) => fetchPiece(piece, { ...deps, signal: copySignal }, copy), signal), signal, retries);
         stats.count += 1;
+        stats.hedged = hedger.hedged;
         stats.slowest_ms = Math.max(stats.slowest_ms, Date.now() - started);
       }).catch((error: unknown) => {
         failure ??= { error };
