@@ -14,7 +14,8 @@ const CLIP = [
   // Lossless, so that four seconds already weigh about 7 MB.
   ...['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-shortest'],
 ];
-const BIG_COPIES = 43;
+/** Copies of the clip (about 7 MB each) in the files the direct download is measured with. */
+const COPIES = { small: 4, big: 43, huge: 430 };
 export const HLS_SEGMENTS = 300;
 const HLS = [
   ...['-f', 'lavfi', '-i', `testsrc=size=320x180:rate=10:duration=${HLS_SEGMENTS}`],
@@ -30,31 +31,36 @@ export type BenchMedia = {
   dir: string;
   /** ~300 MB MP4, relative to `dir`. */
   big: string;
+  /** ~30 MB and ~3 GB MP4s, for memory that must not grow with the file. */
+  small: string;
+  huge: string;
   /** The HLS stream's media playlist, relative to `dir`. */
   hlsPlaylist: string;
 };
 
 export async function prepareMedia(): Promise<BenchMedia> {
   const ffmpeg = await resolveFfmpeg();
-  const recipes = { CLIP, BIG_COPIES, HLS };
+  const recipes = { CLIP, COPIES, HLS };
   const key = createHash('sha256').update(JSON.stringify({ ffmpeg, recipes })).digest('hex').slice(0, 16);
   const dir = path.join(os.tmpdir(), `vds-bench-media-${key}`);
   await mkdir(dir, { recursive: true });
   // Served to nginx workers and to the service, whoever they run as.
   await chmod(dir, 0o755);
   await ensure(dir, 'clip.mp4', (out) => runFfmpeg([...CLIP, '-f', 'mp4', out]));
-  await ensure(dir, 'big.mp4', async (out) => {
-    const list = `${out}.txt`;
-    await writeFile(list, `file '${path.join(dir, 'clip.mp4')}'\n`.repeat(BIG_COPIES));
-    await runFfmpeg(['-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', out]);
-  });
+  for (const [name, copies] of Object.entries(COPIES)) {
+    await ensure(dir, `${name}.mp4`, async (out) => {
+      const list = `${out}.txt`;
+      await writeFile(list, `file '${path.join(dir, 'clip.mp4')}'\n`.repeat(copies));
+      await runFfmpeg(['-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', out]);
+    });
+  }
   await ensure(dir, 'hls', async (out) => {
     await mkdir(out);
     await runFfmpeg([...HLS, 'index.m3u8'], { cwd: out });
     const segments = (await readdir(out)).filter((name) => name.endsWith('.ts')).length;
     if (segments !== HLS_SEGMENTS) throw new Error(`ffmpeg cut the HLS stream into ${segments} segments, not ${HLS_SEGMENTS}`);
   });
-  return { dir, big: 'big.mp4', hlsPlaylist: 'hls/index.m3u8' };
+  return { dir, big: 'big.mp4', small: 'small.mp4', huge: 'huge.mp4', hlsPlaylist: 'hls/index.m3u8' };
 }
 
 /** Makes `name` in `dir` unless it is there; built aside and renamed, so it is whole when it is there. */

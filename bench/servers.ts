@@ -46,6 +46,8 @@ export function startServiceProcess(options: ServiceOptions): Promise<Server> {
     FFMPEG_PATH: options.ffmpeg,
     ALLOW_PRIVATE_ADDRESSES: 'true',
     RATE_LIMIT_PER_MINUTE: '0',
+    // The memory figures download a 3 GB file, over the default limit of 2 GiB.
+    MAX_FILE_BYTES: String(8 * 1024 ** 3),
     // Settings of the caller's shell that would change what is measured; empty means unset.
     API_KEYS: '',
     BASE_PATH: '',

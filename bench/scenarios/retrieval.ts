@@ -32,7 +32,7 @@ export async function benchRetrieval(bench: Bench, dataDir: string, download: Co
   const offloaded = bench.tools.nginx
     ? `${(await bench.keep(startOffloadNginx(bench.tools.nginx, (await startOffloadService()).url, filesDir, path.join(bench.runDir, 'nginx-offload')))).url}${tokenPath}`
     : null;
-  if (!offloaded) bench.progress('nginx is absent: no figure for FILE_OFFLOAD=nginx (apt-get install nginx)');
+  if (!offloaded) bench.progress('nginx is absent: retrieval is compared with Node + send, and FILE_OFFLOAD=nginx has no figure (apt-get install nginx)');
   const size = megabytes(download.file?.size_bytes ?? 0);
 
   const runs: Run[] = [
