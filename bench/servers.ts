@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../src/config/paths.ts';
 import { startServer, type Server } from './processes.ts';
@@ -34,10 +35,26 @@ type ServiceOptions = {
   env?: Record<string, string>;
 };
 
+/**
+ * What `npm start` gives the service beyond `node dist/src/main.js` (package.json): fewer glibc
+ * malloc arenas, a smaller young generation. Checked against package.json, so that the bench
+ * measures what users run.
+ */
+const RUNTIME = { env: { MALLOC_ARENA_MAX: '2' }, nodeArgs: ['--max-semi-space-size=2'] };
+
+function checkRuntimeMatchesStart(): void {
+  const start = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
+  const expected = [...Object.entries(RUNTIME.env).map(([name, value]) => `${name}=${value}`), ...RUNTIME.nodeArgs];
+  const missing = expected.filter((part) => !start.split(/\s+/).includes(part));
+  if (missing.length) throw new Error(`package.json's start script lacks ${missing.join(' ')}, which the bench runs the service with; make them agree`);
+}
+
 /** The service itself, as a separate process whose memory can be watched. */
 export function startServiceProcess(options: ServiceOptions): Promise<Server> {
+  checkRuntimeMatchesStart();
   const env = {
     ...process.env,
+    ...RUNTIME.env,
     DATABASE_URL: options.databaseUrl,
     DATA_DIR: options.dataDir,
     PORT: '0',
@@ -54,6 +71,6 @@ export function startServiceProcess(options: ServiceOptions): Promise<Server> {
     PUBLIC_BASE_URL: '',
     ...options.env,
   };
-  const nodeArgs = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  const nodeArgs = [...RUNTIME.nodeArgs, ...(options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [])];
   return startServer(process.execPath, [...nodeArgs, path.join(projectRoot, 'dist/src/main.js')], { cwd: projectRoot, env, log: options.log });
 }
