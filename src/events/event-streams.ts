@@ -11,6 +11,7 @@ import type { DownloadChanges } from './changes.ts';
 
 const FINAL: Download['status'][] = ['completed', 'failed', 'cancelled', 'expired'];
 const KEEP_ALIVE_MS = 15_000;
+const READ_RETRY_MS = 1_000;
 /** A client that reads nothing while this much waits to be sent is cut off, not buffered for. */
 const MAX_UNSENT_BYTES = 1024 * 1024;
 
@@ -73,6 +74,7 @@ class Topic {
   private readonly unfollow: () => void;
   private reading = false;
   private readAgain = false;
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly id: string,
@@ -89,6 +91,7 @@ class Topic {
   remove(stream: DownloadStream): void {
     this.streams.delete(stream);
     if (this.streams.size > 0) return;
+    clearTimeout(this.retry);
     this.unfollow();
     this.onEmpty();
   }
@@ -108,7 +111,12 @@ class Topic {
       .find(this.id)
       .then(
         (row) => [...this.streams].forEach((stream) => (row ? stream.send(row) : stream.close())),
-        () => this.closeAll(),
+        // The database is away (a restart): the streams stay open, and the row is read again
+        // until it answers, so that no change is lost and no stream ends short of its end.
+        () => {
+          clearTimeout(this.retry);
+          if (this.streams.size > 0) this.retry = setTimeout(() => this.refresh(), READ_RETRY_MS);
+        },
       )
       .finally(() => {
         this.reading = false;
