@@ -54,6 +54,7 @@ const schema = z.object({
   MAX_FILE_BYTES: int(1).default(2 * 1024 ** 3),
   // Twelve hours of one-second segments: any real VOD stream fits, a manifest bomb does not.
   MAX_SEGMENTS: int(1, 1_000_000).default(43_200),
+  SEGMENT_CONCURRENCY: int(1, 64).default(16),
   FILE_TTL_SECONDS: int(1).default(86_400),
   WORKER_CONCURRENCY: int(1, 256).default(4),
   FFMPEG_PATH: z.string().min(1).optional(),
@@ -103,6 +104,8 @@ export type Config = {
   maxFileBytes: number;
   /** Segments one track of a stream may have (HLS playlist, DASH Representation). */
   maxSegments: number;
+  /** Segments of one HLS or DASH download fetched at once. */
+  segmentConcurrency: number;
   fileTtlSeconds: number;
   workerConcurrency: number;
   ffmpegPath: string | undefined;
@@ -155,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateAddresses: c.ALLOW_PRIVATE_ADDRESSES,
     maxFileBytes: c.MAX_FILE_BYTES,
     maxSegments: c.MAX_SEGMENTS,
+    segmentConcurrency: c.SEGMENT_CONCURRENCY,
     fileTtlSeconds: c.FILE_TTL_SECONDS,
     workerConcurrency: c.WORKER_CONCURRENCY,
     ffmpegPath: c.FFMPEG_PATH,

@@ -20,7 +20,7 @@ import type { FetchedFile, MediaPlan, SourceContext } from './types.ts';
 // response itself, its first bytes before its declared type, and a page is searched for the media
 // it carries, which is then fetched as its own kind.
 
-export type MediaContext = SourceContext & { quality: Quality; ffmpeg: string; documents: DocumentReader; maxSegments: number };
+export type MediaContext = SourceContext & { quality: Quality; ffmpeg: string; documents: DocumentReader; maxSegments: number; segmentConcurrency: number };
 
 /** What the URL turned out to be: a file, an HLS or DASH stream, or a page that embeds one. */
 export type SourceKind = 'direct' | 'hls' | 'dash' | 'html';
@@ -122,7 +122,7 @@ async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<F
 
 async function fromPlan(ctx: MediaContext, plan: MediaPlan, source: 'hls' | 'dash'): Promise<FetchedMedia> {
   ctx.phaseEnded('resolve');
-  const fetched = await fetchPlan(ctx, plan, ctx.ffmpeg);
+  const fetched = await fetchPlan(ctx, plan, ctx.ffmpeg, { concurrency: ctx.segmentConcurrency });
   return { ...fetched, title: null, source };
 }
 

@@ -102,6 +102,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
       ffmpeg: deps.ffmpeg,
       documents: deps.documents,
       maxSegments: config.maxSegments,
+      segmentConcurrency: config.segmentConcurrency,
       workDir: await storage.workDir(row.id),
       storage,
       signal,
