@@ -54,7 +54,7 @@ const schema = z.object({
   MAX_FILE_BYTES: int(1).default(2 * 1024 ** 3),
   // Twelve hours of one-second segments: any real VOD stream fits, a manifest bomb does not.
   MAX_SEGMENTS: int(1, 1_000_000).default(43_200),
-  SEGMENT_CONCURRENCY: int(1, 64).default(16),
+  SEGMENT_CONCURRENCY: int(1, 64).default(32),
   FILE_TTL_SECONDS: int(1).default(86_400),
   WORKER_CONCURRENCY: int(1, 256).default(4),
   FFMPEG_PATH: z.string().min(1).optional(),
