@@ -144,6 +144,17 @@ describe('fetching a planned stream', () => {
     expect(source.requestsFor('/hedge/seg005.ts')).toHaveLength(2);
   });
 
+  test('when the very first segment stalls, before any sibling has finished, then it is still asked for again once they have', async () => {
+    const plan = servePlan('hedge-first', media.hlsSegments, (name) => (name === 'seg000.ts' ? { stallAfterBytes: 0 } : {}));
+    const started = Date.now();
+
+    const fetched = await fetchPlan(await context('hedge-first'), plan, ffmpeg, { concurrency: 8 });
+
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(fetched.segments).toMatchObject({ hedged: 1 });
+    expect(source.requestsFor('/hedge-first/seg000.ts')).toHaveLength(2);
+  });
+
   test('when the signal aborts during the download, then the fetch stops with its reason and keeps the finished segments', async () => {
     const plan = servePlan('abort', media.hlsSegments, (name) => (name === 'seg003.ts' ? { stallAfterBytes: 0 } : {}));
     const ctx = await context('abort');

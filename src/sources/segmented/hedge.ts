@@ -9,7 +9,9 @@ const MIN_SAMPLES = 4;
 /** How many times the typical piece's time a piece may take before it gets a second request. */
 const SLOW_FACTOR = 4;
 /** Never sooner than this: on a fast source, scheduling jitter alone would look slow. */
-const MIN_DELAY_MS = 1_000;
+const MIN_DELAY_MS = 500;
+/** How often a running piece is held against the typical time, which the first pieces lack when they start. */
+const CHECK_MS = 100;
 /** The latest piece times the typical one is taken from. */
 const WINDOW = 64;
 /** Second requests one download may make: at least MIN_BUDGET, else this share of its pieces. */
@@ -34,22 +36,24 @@ export class Hedger {
     const started = Date.now();
     const controllers = [new AbortController()];
     const copies = [fetch(AbortSignal.any([signal, controllers[0]!.signal]), 0)];
-    const delay = this.delayMs();
-    if (delay !== null) {
-      let timer: NodeJS.Timeout | undefined;
-      const slow = await Promise.race([
-        copies[0]!.then(
-          () => false,
-          () => false,
-        ),
-        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), delay))),
-      ]);
-      clearTimeout(timer);
-      if (slow && !signal.aborted && this.hedged < this.budget) {
-        this.hedged += 1;
-        controllers.push(new AbortController());
-        copies.push(fetch(AbortSignal.any([signal, controllers[1]!.signal]), 1));
-      }
+    let timer: NodeJS.Timeout | undefined;
+    const slow = await Promise.race([
+      copies[0]!.then(
+        () => false,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setInterval(() => {
+          const delay = this.delayMs();
+          if (delay !== null && Date.now() - started >= delay) resolve(true);
+        }, CHECK_MS);
+      }),
+    ]);
+    clearInterval(timer);
+    if (slow && !signal.aborted && this.hedged < this.budget) {
+      this.hedged += 1;
+      controllers.push(new AbortController());
+      copies.push(fetch(AbortSignal.any([signal, controllers[1]!.signal]), 1));
     }
     try {
       const result = await Promise.any(copies);
@@ -65,7 +69,7 @@ export class Hedger {
     }
   }
 
-  /** How long a piece may take before it gets a second request; null while there is nothing to compare with, or no budget left. */
+  /** How long a piece may take before it gets a second request; null while there is nothing to compare with yet, or no budget left. */
   private delayMs(): number | null {
     if (this.durations.length < MIN_SAMPLES || this.hedged >= this.budget) return null;
     const sorted = [...this.durations].sort((a, b) => a - b);
