@@ -52,7 +52,21 @@ export async function benchHls(bench: Bench, service: Server, slowOrigin: Server
   if (!ytDlp) bench.progress('yt-dlp is absent: HLS is compared with ffmpeg only (apt-get install yt-dlp)');
   if (ytDlp) {
     contenders['yt-dlp'] = () =>
-      cleanAfter(timedRun(ytDlp, ['--quiet', '--no-warnings', '--no-cache-dir', '--no-part', '--concurrent-fragments', '8', '--ffmpeg-location', bench.ffmpeg, '--output', output, url]));
+      cleanAfter(
+        timedRun(ytDlp, [
+          '--quiet',
+          '--no-warnings',
+          '--no-cache-dir',
+          '--no-part',
+          '--concurrent-fragments',
+          '8',
+          '--ffmpeg-location',
+          bench.ffmpeg,
+          '--output',
+          output,
+          url,
+        ]),
+      );
   }
 
   const times = await takeTurns(bench, ROUNDS, contenders, (latest) =>
