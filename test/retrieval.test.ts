@@ -86,6 +86,26 @@ describe('GET /download/{token}', () => {
     expect((await app.http.getFile(done.token!, { Range: 'bytes=0-0' })).status).toBe(206);
   });
 
+  test('when a suffix range asks for more than the file, then the whole file comes as 206', async () => {
+    const res = await app.http.getFile(done.token!, { Range: `bytes=-${original.length * 10}` });
+    expect(res.status).toBe(206);
+    expect(res.headers['content-range']).toBe(`bytes 0-${original.length - 1}/${original.length}`);
+    expect(res.body.equals(original)).toBe(true);
+  });
+
+  test('when a Range makes no sense (5-1, letters), then it is ignored and the whole file comes', async () => {
+    for (const range of ['bytes=5-1', 'bytes=abc', 'items=0-5']) {
+      const res = await app.http.getFile(done.token!, { Range: range });
+      expect({ range, status: res.status }).toEqual({ range, status: 200 });
+      expect(res.body.length).toBe(original.length);
+    }
+  });
+
+  test('when If-Modified-Since lies in the future, then it is ignored', async () => {
+    const res = await app.http.getFile(done.token!, { 'If-Modified-Since': new Date(Date.now() + 86_400_000).toUTCString() });
+    expect(res.status).toBe(200);
+  });
+
   test('when the range lies past the end, then 416 with the full size', async () => {
     const res = await app.http.getFile(done.token!, { Range: `bytes=${original.length + 10}-` });
     expect(res.status).toBe(416);

@@ -28,7 +28,9 @@ export async function sendStoredFile(req: Request, res: Response, file: string):
   res.set('Accept-Ranges', 'bytes');
   // RFC 9110 has the origin evaluate If-None-Match also when the request says `no-cache`, which
   // every fetch() client adds to a conditional one; `fresh` would answer it in full.
-  const conditions = { ...req.headers, 'cache-control': undefined };
+  // An If-Modified-Since later than now is invalid (RFC 9110 13.1.3), so it is ignored.
+  const since = Date.parse(req.headers['if-modified-since'] ?? '');
+  const conditions = { ...req.headers, 'cache-control': undefined, ...(since > Date.now() ? { 'if-modified-since': undefined } : {}) };
   if ((req.headers['if-none-match'] || req.headers['if-modified-since']) && fresh(conditions, validators)) {
     res.status(304).end();
     return;
@@ -36,10 +38,11 @@ export async function sendStoredFile(req: Request, res: Response, file: string):
   let start = 0;
   let end = size - 1;
   if (req.headers.range && rangeStillApplies(req.get('If-Range'), validators)) {
-    const ranges = parseRange(size, req.headers.range, { combine: true });
-    if (ranges === -1) throw new HttpProblem(416, `The range cannot be satisfied; the file has ${size} bytes.`, { 'Content-Range': `bytes */${size}` });
+    const ranges = parseRange(size, suffixWithin(req.headers.range, size), { combine: true });
+    if (ranges === -1 && unsatisfiable(req.headers.range, size))
+      throw new HttpProblem(416, `The range cannot be satisfied; the file has ${size} bytes.`, { 'Content-Range': `bytes */${size}` });
     // Several ranges would need a multipart body; the whole file answers them as well.
-    if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
+    if (ranges !== -1 && ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
       ({ start, end } = ranges[0]!);
       res.status(206).set('Content-Range', `bytes ${start}-${end}/${size}`);
     }
@@ -52,6 +55,28 @@ export async function sendStoredFile(req: Request, res: Response, file: string):
   await pipeline(createReadStream(file, { start, end, highWaterMark: READ_BYTES }), res).catch((error: NodeJS.ErrnoException) => {
     // A client that goes away mid-file is no fault of the service's.
     if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
+  });
+}
+
+/** `bytes=-N` for more than the file's N bytes is the whole file (RFC 9110 14.1.2), which range-parser refuses. */
+function suffixWithin(range: string, size: number): string {
+  const suffix = /^bytes=\s*-(\d+)\s*$/.exec(range);
+  return suffix && Number(suffix[1]) > size ? `bytes=-${size}` : range;
+}
+
+/**
+ * range-parser answers -1 both for ranges past the end and for ranges that make no sense (5-1);
+ * only the first are a 416, the others are ignored like any invalid Range (RFC 9110 14.2).
+ */
+function unsatisfiable(range: string, size: number): boolean {
+  const specs = range
+    .replace(/^bytes=/, '')
+    .split(',')
+    .map((spec) => spec.trim());
+  return specs.every((spec) => {
+    const [, first, last] = /^(\d+)-(\d*)$/.exec(spec) ?? [];
+    if (first !== undefined) return Number(first) >= size && (last === '' || Number(last) >= Number(first));
+    return spec === '-0';
   });
 }
 
