@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { constants, createWriteStream } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { findExecutable } from '../test/support/executables.ts';
 
 // Every server of the benchmark runs in a process of its own, so that the load generator in this
 // process never competes with the one it measures for an event loop.
@@ -93,14 +93,4 @@ export function timedRun(command: string, args: string[]): Promise<number> {
 }
 
 /** An optional tool: its path when it is on PATH, else null. */
-export async function onPath(name: string): Promise<string | null> {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const candidate = path.join(dir, name);
-    const found = await access(candidate, constants.X_OK).then(
-      () => true,
-      () => false,
-    );
-    if (found) return candidate;
-  }
-  return null;
-}
+export const onPath = (name: string): string | null => findExecutable([name]);

@@ -35,14 +35,8 @@ let finished = false;
 try {
   progress('building the service (npm run build), which the bench runs as `npm start` does');
   await timedRun('npm', ['run', '-s', 'build']);
-  const [ffmpeg, media, curl, nginx, ytDlp, sync] = await Promise.all([
-    resolveFfmpegPath(process.env.FFMPEG_PATH),
-    prepareMedia(),
-    onPath('curl'),
-    onPath('nginx'),
-    onPath('yt-dlp'),
-    onPath('sync'),
-  ]);
+  const [ffmpeg, media] = await Promise.all([resolveFfmpegPath(process.env.FFMPEG_PATH), prepareMedia()]);
+  const [curl, nginx, ytDlp, sync] = [onPath('curl'), onPath('nginx'), onPath('yt-dlp'), onPath('sync')];
   const bench: Bench = {
     runDir,
     progress,

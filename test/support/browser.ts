@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
+import { findExecutable } from './executables.ts';
 
 // Debian's chromium, driven by playwright-core: never a browser that playwright downloads.
 // .ci/run installs the package when it is missing.
@@ -10,9 +9,8 @@ const CANDIDATES = ['chromium', 'chromium-browser'];
 /** The chromium on PATH (CHROMIUM_PATH overrides), or an error that says how to get one. */
 export function chromiumPath(): string {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    for (const name of CANDIDATES) if (existsSync(path.join(dir, name))) return path.join(dir, name);
-  }
+  const found = findExecutable(CANDIDATES);
+  if (found) return found;
   throw new Error("No chromium on PATH: install Debian's (apt-get install chromium) or set CHROMIUM_PATH.");
 }
 

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import getPort from 'get-port';
+import { findExecutable } from './executables.ts';
 
 // Debian's nginx (apt-get install nginx), run with a generated configuration in a directory of
 // its own: one worker process, sendfile on, every path it writes to inside that directory, so it
@@ -11,20 +11,9 @@ import getPort from 'get-port';
 
 /** The nginx on PATH (or in /usr/sbin, where Debian puts it), or an error that says how to get one. */
 export function nginxPath(): string {
-  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin']) {
-    const candidate = path.join(dir, 'nginx');
-    if (dir && existsExecutable(candidate)) return candidate;
-  }
-  throw new Error("nginx is missing: install Debian's nginx package (apt-get install nginx)");
-}
-
-function existsExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+  const found = findExecutable(['nginx'], ['/usr/sbin']);
+  if (!found) throw new Error("nginx is missing: install Debian's nginx package (apt-get install nginx)");
+  return found;
 }
 
 /** Writes a configuration with one server on 127.0.0.1:`port` whose body is `server`; returns its file. */
