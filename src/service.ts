@@ -89,6 +89,7 @@ export async function startService(config: Config): Promise<Service> {
     await changes.stop();
     await http.close();
     await documents.close();
+    storage.close();
     await prisma.$disconnect();
     await embedded?.stop();
   };

@@ -1,4 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { bodyJson, startTestService, type Download, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
@@ -84,6 +88,35 @@ describe('GET /download/{token}', () => {
     await res.body!.getReader().read();
     controller.abort();
     expect((await app.http.getFile(done.token!, { Range: 'bytes=0-0' })).status).toBe(206);
+  });
+
+  test('when clients hang up mid-file, then the open file that requests share stays open for the next ones', async () => {
+    // Larger than the loopback's socket buffers hold, so that the service is still reading the file when its client goes.
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-padded-'));
+    const padded = path.join(dir, 'padded.mp4');
+    await writeFile(padded, Buffer.concat([original, freeBox(32 * 1024 * 1024)]));
+    const created = await app.http.createDownload({ url: source.file('/padded.mp4', padded) });
+    const big = await app.waitForStatus(created.body.id as string, ['completed']);
+    for (let i = 0; i < 3; i++) await hangUpAfterFirstBytes(big.download_url!);
+    const whole = await app.http.getFile(big.token!);
+    expect(whole.status).toBe(200);
+    expect(createHash('sha256').update(whole.body).digest('hex')).toBe(big.file!.sha256);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('when the stored file is removed behind the service (by another process), then within about a second it answers 410', async () => {
+    const created = await app.http.createDownload({ url: source.file('/removed.mp4', mediaPath('clip.mp4')) });
+    const removed = await app.waitForStatus(created.body.id as string, ['completed']);
+    expect((await app.http.getFile(removed.token!, { Range: 'bytes=0-0' })).status).toBe(206);
+    await rm(path.join(app.config.dataDir, 'files', removed.id));
+    const started = Date.now();
+    let status = 206;
+    while (status !== 410 && Date.now() - started < 5_000) {
+      status = (await app.http.getFile(removed.token!, { Range: 'bytes=0-0' })).status;
+      if (status !== 410) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(status).toBe(410);
+    expect(Date.now() - started).toBeLessThan(2_500);
   });
 
   test('when a suffix range asks for more than the file, then the whole file comes as 206', async () => {
@@ -191,3 +224,28 @@ describe('GET /download/{token}', () => {
     expect(res.headers['content-type']).toBe('application/octet-stream');
   });
 });
+
+/** An MP4 `free` box of `size` bytes: padding that every reader of the container skips. */
+function freeBox(size: number): Buffer {
+  const box = Buffer.alloc(size);
+  box.writeUInt32BE(size, 0);
+  box.write('free', 4, 'latin1');
+  return box;
+}
+
+/** Asks for the whole file, reads its first bytes, stops reading, and goes away while the service is still sending. */
+function hangUpAfterFirstBytes(url: string): Promise<void> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(`GET ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`));
+    socket.once('error', reject);
+    socket.once('data', () => {
+      socket.pause();
+      setTimeout(() => {
+        socket.destroy();
+        // Time for the service to see the hang-up and let go of what it was reading.
+        setTimeout(resolve, 100);
+      }, 200);
+    });
+  });
+}

@@ -1,9 +1,9 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { createReadStream, open, read } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import fresh from 'fresh';
 import parseRange from 'range-parser';
+import type { OpenFile } from '../storage/open-files.ts';
 import { HttpProblem } from './problem.ts';
 
 // A stored file, sent with the validators the caller has set (ETag, Last-Modified): 304 for a
@@ -14,16 +14,15 @@ import { HttpProblem } from './problem.ts';
 
 const READ_BYTES = 1024 * 1024;
 
-/** Sends `file`; a 410 problem when it is no longer there. */
-export async function sendStoredFile(req: Request, res: Response, file: string): Promise<void> {
-  const size = await stat(file).then(
-    (stats) => stats.size,
-    (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return null;
-      throw error;
-    },
-  );
-  if (size === null) throw new HttpProblem(410, 'This file is no longer stored.');
+/**
+ * The descriptor belongs to the open-file cache, shared by requests: the stream reads from it but
+ * never closes it, also when it is destroyed because its client went away mid-file (a stream
+ * closes even a descriptor it was given then, whatever autoClose says). `open` is never called.
+ */
+const SHARED_DESCRIPTOR = { open, read, close: (_fd: number, done: (error: null) => void) => done(null) };
+
+/** Sends an open stored file, which the caller closes (or keeps open for the next request). */
+export async function sendStoredFile(req: Request, res: Response, { handle, size }: OpenFile): Promise<void> {
   const validators = { etag: res.get('ETag'), 'last-modified': res.get('Last-Modified') };
   res.set('Accept-Ranges', 'bytes');
   // RFC 9110 has the origin evaluate If-None-Match also when the request says `no-cache`, which
@@ -52,10 +51,13 @@ export async function sendStoredFile(req: Request, res: Response, file: string):
     res.end();
     return;
   }
-  await pipeline(createReadStream(file, { start, end, highWaterMark: READ_BYTES }), res).catch((error: NodeJS.ErrnoException) => {
-    // A client that goes away mid-file is no fault of the service's.
-    if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
-  });
+  // Reads at their own offsets (pread), so requests sharing the descriptor do not disturb each other.
+  await pipeline(createReadStream('', { fd: handle.fd, fs: SHARED_DESCRIPTOR, start, end, highWaterMark: READ_BYTES }), res).catch(
+    (error: NodeJS.ErrnoException) => {
+      // A client that goes away mid-file is no fault of the service's.
+      if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
+    },
+  );
 }
 
 /** `bytes=-N` for more than the file's N bytes is the whole file (RFC 9110 14.1.2), which range-parser refuses. */

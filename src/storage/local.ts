@@ -1,5 +1,6 @@
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { OpenFiles, type OpenFile } from './open-files.ts';
 
 // Files live under DATA_DIR: a download is written to partial/<id>/ (the data survives a crash, so
 // a retry resumes it) and moved into files/<id> with one rename, so a complete file is never
@@ -8,6 +9,7 @@ import path from 'node:path';
 export class LocalStorage {
   readonly partialRoot: string;
   readonly filesRoot: string;
+  private readonly openFiles = new OpenFiles();
 
   constructor(dataDir: string) {
     this.partialRoot = path.join(dataDir, 'partial');
@@ -43,7 +45,18 @@ export class LocalStorage {
   }
 
   async removeFile(id: string): Promise<void> {
+    this.openFiles.evict(this.filePath(id));
     await rm(this.filePath(id), { force: true });
+  }
+
+  /** Runs `use` with the stored file of `id` open, for reading; null when it is not there. */
+  readStored<T>(id: string, use: (file: OpenFile) => Promise<T>): Promise<T | null> {
+    return this.openFiles.use(this.filePath(id), use);
+  }
+
+  /** Lets go of the files kept open for reading. */
+  close(): void {
+    this.openFiles.closeAll();
   }
 
   /** A file's size; null when there is no file, which an empty one must not be mistaken for. */

@@ -28,7 +28,6 @@ export function fileRoutes(deps: { downloads: DownloadRepository; storage: Local
     if (row.status === 'expired' || row.expiresAt <= new Date()) {
       throw new HttpProblem(410, `This file expired at ${row.expiresAt.toISOString()} and was removed.`);
     }
-    const file = deps.storage.filePath(row.id);
     // nginx keeps Content-Type, Content-Disposition and Cache-Control of this answer.
     const headers = {
       'Content-Type': servedType(row.contentType),
@@ -37,13 +36,17 @@ export function fileRoutes(deps: { downloads: DownloadRepository; storage: Local
     };
     if (deps.config.fileOffload === 'nginx') {
       // nginx would answer for a file that is gone with a 404 page of its own.
-      if ((await deps.storage.size(file)) === null) throw new HttpProblem(410, 'This file is no longer stored.');
+      if ((await deps.storage.size(deps.storage.filePath(row.id))) === null) throw new HttpProblem(410, 'This file is no longer stored.');
       res.set({ ...headers, 'X-Accel-Redirect': `${deps.config.fileOffloadLocation}${row.id}` }).end();
       return;
     }
     res.set({ ...headers, ETag: `"${row.sha256}"`, 'Last-Modified': row.completedAt.toUTCString() });
     try {
-      await sendStoredFile(req, res, file);
+      const sent = await deps.storage.readStored(row.id, async (file) => {
+        await sendStoredFile(req, res, file);
+        return true;
+      });
+      if (sent === null) throw new HttpProblem(410, 'This file is no longer stored.');
     } catch (error) {
       // A problem replaces the file's answer: none of the file's headers may stay on it.
       if (!res.headersSent) clearFileHeaders(res);
