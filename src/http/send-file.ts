@@ -1,25 +1,15 @@
-import { createReadStream, open, read } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import fresh from 'fresh';
 import parseRange from 'range-parser';
 import type { OpenFile } from '../storage/open-files.ts';
 import { HttpProblem } from './problem.ts';
+import { writeBytes } from './write-bytes.ts';
 
 // A stored file, sent with the validators the caller has set (ETag, Last-Modified): 304 for a
 // conditional request that still matches, 206 for one range (416 for one past the end), the whole
 // file otherwise. `send`, under res.sendFile, reads in 64 KiB pieces, which held one connection to
 // about a third of what 1 MiB pieces reach; it has no setting for it, so ranges and validators are
 // left to `range-parser` and `fresh`, and the bytes are read here.
-
-const READ_BYTES = 1024 * 1024;
-
-/**
- * The descriptor belongs to the open-file cache, shared by requests: the stream reads from it but
- * never closes it, also when it is destroyed because its client went away mid-file (a stream
- * closes even a descriptor it was given then, whatever autoClose says). `open` is never called.
- */
-const SHARED_DESCRIPTOR = { open, read, close: (_fd: number, done: (error: null) => void) => done(null) };
 
 /** Sends an open stored file, which the caller closes (or keeps open for the next request). */
 export async function sendStoredFile(req: Request, res: Response, { handle, size }: OpenFile): Promise<void> {
@@ -52,12 +42,7 @@ export async function sendStoredFile(req: Request, res: Response, { handle, size
     return;
   }
   // Reads at their own offsets (pread), so requests sharing the descriptor do not disturb each other.
-  await pipeline(createReadStream('', { fd: handle.fd, fs: SHARED_DESCRIPTOR, start, end, highWaterMark: READ_BYTES }), res).catch(
-    (error: NodeJS.ErrnoException) => {
-      // A client that goes away mid-file is no fault of the service's.
-      if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
-    },
-  );
+  await writeBytes(res, handle, start, end);
 }
 
 /** `bytes=-N` for more than the file's N bytes is the whole file (RFC 9110 14.1.2), which range-parser refuses. */
