@@ -1,39 +1,26 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { components } from '../generated/api.ts';
+import { createClient, isFinal, type Download } from '../src/client/index.ts';
 
-// The service's public API as the benchmark uses it: create a download, wait for its end.
+// The service's public API as the benchmark uses it, through the project's SDK. A download is
+// followed over its event stream, as the CLI and the web page follow one: polling it 50 times a
+// second would load the service with requests while its download is measured.
 
-export type Download = components['schemas']['Download'];
+export type { Download };
 export type CompletedDownload = Download & { completed_at: string; download_url: string };
 
-const ENDED = new Set<Download['status']>(['completed', 'failed', 'expired']);
-const POLL_MS = 20;
-
-export async function createDownload(serviceUrl: string, url: string): Promise<Download> {
-  const response = await fetch(`${serviceUrl}/downloads`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ url }),
-  });
-  if (response.status !== 202) throw new Error(`POST /downloads answered ${response.status}: ${await response.text()}`);
-  return (await response.json()) as Download;
+export function createDownload(serviceUrl: string, url: string): Promise<Download> {
+  return createClient({ baseUrl: serviceUrl }).create({ url });
 }
 
-async function getDownload(serviceUrl: string, id: string): Promise<Download> {
-  const response = await fetch(`${serviceUrl}/downloads/${id}`);
-  if (response.status !== 200) throw new Error(`GET /downloads/${id} answered ${response.status}: ${await response.text()}`);
-  return (await response.json()) as Download;
-}
-
-/** Polls until the download has ended, whichever way. */
+/** Follows the download until it has ended, whichever way. */
 export async function waitForEnd(serviceUrl: string, id: string, timeoutMs: number): Promise<Download> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const download = await getDownload(serviceUrl, id);
-    if (ENDED.has(download.status)) return download;
-    if (Date.now() > deadline) throw new Error(`download ${id} is still ${download.status} after ${timeoutMs / 1000} s`);
-    await sleep(POLL_MS);
+  let last: Download | undefined;
+  try {
+    for await (const download of createClient({ baseUrl: serviceUrl }).watch(id, { signal: AbortSignal.timeout(timeoutMs) })) last = download;
+  } catch (error) {
+    if ((error as Error).name !== 'TimeoutError') throw error;
   }
+  if (!last || !isFinal(last)) throw new Error(`download ${id} is still ${last?.status ?? 'unseen'} after ${timeoutMs / 1000} s`);
+  return last;
 }
 
 /** Creates a download of `url` and waits for it to complete; fails with its error otherwise. */
