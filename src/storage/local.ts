@@ -45,8 +45,10 @@ export class LocalStorage {
   }
 
   async removeFile(id: string): Promise<void> {
-    this.openFiles.evict(this.filePath(id));
     await rm(this.filePath(id), { force: true });
+    // After the removal: a request that opened the file while it was being removed must not leave
+    // it open for the next ones.
+    this.openFiles.evict(this.filePath(id));
   }
 
   /** Runs `use` with the stored file of `id` open, for reading; null when it is not there. */

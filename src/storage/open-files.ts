@@ -83,11 +83,11 @@ export class OpenFiles {
     entry.idle = setTimeout(() => this.forget(file, entry), IDLE_MS).unref();
   }
 
-  /** Whether the path still names the file the entry holds open. */
+  /** Whether the path still names the file the entry holds open, as it was (a file cut short by hand is opened again). */
   private async stillThere(file: string, entry: Entry): Promise<boolean> {
     const opened = await entry.opened.catch(() => null);
     const now = await stat(file).catch(() => null);
-    return opened !== null && now !== null && now.ino === opened.ino && now.dev === opened.dev;
+    return opened !== null && now !== null && now.ino === opened.ino && now.dev === opened.dev && now.size === opened.size;
   }
 
   private close(entry: Entry): void {
