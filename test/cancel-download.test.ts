@@ -136,6 +136,29 @@ test('when a completed download is deleted, then its file goes, it is expired, a
   expect((await cancel(created.id)).body).toEqual(answer.body);
 });
 
+test('when a completed download is deleted while its file is being fetched over and over, then every request that starts after DELETE answers gets 410', async () => {
+  await startWorker();
+  const created = await create(source.file('/fetched.mp4', mediaPath('clip.mp4')));
+  const done = await app.waitForStatus(created.id, ['completed']);
+  const requests: { startedAt: number; status: number }[] = [];
+  let answeredAt = Infinity;
+  const fetchUntil = async (stopAt: () => number) => {
+    while (Date.now() < stopAt()) {
+      const startedAt = Date.now();
+      const { status } = await app.http.getFile(done.token!, { Range: 'bytes=0-0' });
+      requests.push({ startedAt, status });
+    }
+  };
+  const clients = Array.from({ length: 6 }, () => fetchUntil(() => answeredAt + 1_500));
+  await sleep(300);
+  expect((await cancel(created.id)).body).toMatchObject({ status: 'expired' });
+  answeredAt = Date.now();
+  await Promise.all(clients);
+  const after = requests.filter((request) => request.startedAt > answeredAt);
+  expect(after.length).toBeGreaterThan(10);
+  expect(after.filter((request) => request.status !== 410)).toEqual([]);
+});
+
 test('when a download waiting for its retry is cancelled, then the retry never runs', async () => {
   await startWorker();
   const url = source.route('/retry.mp4', (_req, res) => {
@@ -161,13 +184,15 @@ test('when cancels race completions, then each download ends either cancelled wi
   await startWorker();
   const url = source.file('/race.mp4', mediaPath('clip.mp4'));
   // Each cancel lands a little later in `processing` than the one before (which lasts a second
-  // with the slow ffmpeg), so the early ones meet a running download and the late ones a completed one.
+  // with the slow ffmpeg), so the early ones meet a running download and the late ones a completed
+  // one. The last waits for its completion, so that both outcomes occur on a machine of any speed.
   const answers = await Promise.all(
     Array.from({ length: RACERS }, async (_, index) => {
       const created = await create(url);
       const stream = await openEventStream(app.service.url, created.id);
       await waitFor('processing', () => stream.events.some((event) => event.download.status === 'processing'), 60_000);
-      await sleep(index * 200);
+      if (index < RACERS - 1) await sleep(index * 200);
+      else await waitFor('completed', () => stream.events.some((event) => event.download.status === 'completed'), 60_000);
       const answer = (await cancel(created.id)).body as Download;
       await within(5_000, 'the stream to end', stream.ended);
       return answer;
