@@ -9,7 +9,7 @@ import { writeBytes } from './write-bytes.ts';
 // conditional request that still matches, 206 for one range (416 for one past the end), the whole
 // file otherwise. `send`, under res.sendFile, reads in 64 KiB pieces, which held one connection to
 // about a third of what 1 MiB pieces reach; it has no setting for it, so ranges and validators are
-// left to `range-parser` and `fresh`, and the bytes are read here.
+// left to `range-parser` and `fresh`, and the bytes to write-bytes.ts.
 
 /** Sends an open stored file, which the caller closes (or keeps open for the next request). */
 export async function sendStoredFile(req: Request, res: Response, { handle, size }: OpenFile): Promise<void> {
