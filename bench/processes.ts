@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findExecutable } from '../test/support/executables.ts';
+import { findExecutable } from '../src/core/executables.ts';
 
 // Every server of the benchmark runs in a process of its own, so that the load generator in this
 // process never competes with the one it measures for an event loop.

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DownloadError } from '../core/errors.ts';
+import { findExecutable, isExecutable } from '../core/executables.ts';
 import { fileUrl } from './input.ts';
 
 // Finding the ffmpeg binary and running it. There is no ffprobe alongside the bundled static
@@ -10,28 +10,19 @@ import { fileUrl } from './input.ts';
 
 const resolved = new Map<string | undefined, Promise<string>>();
 
-async function isExecutable(file: string): Promise<boolean> {
-  return access(file, constants.X_OK).then(
-    () => true,
-    () => false,
-  );
-}
-
 async function locate(configured: string | undefined): Promise<string> {
   if (configured) {
     // A wrong explicit setting must fail loudly rather than silently run another binary.
-    if (!(await isExecutable(configured)))
+    if (!isExecutable(configured))
       throw new Error(`FFMPEG_PATH=${configured} is not an executable file; set FFMPEG_PATH to ffmpeg's path, or unset it to use the ffmpeg on PATH.`);
     return configured;
   }
   // A system ffmpeg is newer than the bundled 2018 build, so it wins when there is one.
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const candidate = path.join(dir, 'ffmpeg');
-    if (await isExecutable(candidate)) return candidate;
-  }
+  const onPath = findExecutable(['ffmpeg']);
+  if (onPath) return onPath;
   const installer = await import('@ffmpeg-installer/ffmpeg');
   const bundled = installer.default.path;
-  if (!(await isExecutable(bundled)))
+  if (!isExecutable(bundled))
     throw new Error(`No ffmpeg found: none is on PATH and ${bundled} is not executable; install ffmpeg, or set FFMPEG_PATH to its path.`);
   return bundled;
 }

@@ -1,5 +1,5 @@
 import { chromium, type Browser } from 'playwright-core';
-import { findExecutable } from './executables.ts';
+import { findExecutable } from '../../src/core/executables.ts';
 
 // Debian's chromium, driven by playwright-core: never a browser that playwright downloads.
 // .ci/run installs the package when it is missing.

@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import getPort from 'get-port';
-import { findExecutable } from './executables.ts';
+import { findExecutable } from '../../src/core/executables.ts';
 
 // Debian's nginx (apt-get install nginx), run with a generated configuration in a directory of
 // its own: one worker process, sendfile on, every path it writes to inside that directory, so it
