@@ -78,6 +78,14 @@ test('when -o names a directory, then the file takes the name the service gave i
   expect((await stat(path.join(work, 'my clip.mp4'))).size).toBe((await stat(mediaPath('clip.mp4'))).size);
 });
 
+test('when -o ends in a separator and names no folder yet, then vds makes it and saves the file into it', async () => {
+  const folder = path.join(work, 'clips', 'new');
+  const run = await vds(['get', source.file('/into.mp4', mediaPath('clip.mp4')), '-o', `${folder}/`]);
+  expect(run.code).toBe(0);
+  expect(run.stdout).toBe(`${path.join(folder, 'into.mp4')}\n`);
+  expect((await readFile(path.join(folder, 'into.mp4'))).equals(await readFile(mediaPath('clip.mp4')))).toBe(true);
+});
+
 test('when the source fails, then vds exits 1 with the error code and message, and saves nothing', async () => {
   const run = await vds(['get', source.url('/gone.mp4'), '-o', path.join(work, 'gone.mp4')]);
   expect(run.code).toBe(1);

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { access, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createClient, formatBytes as bytes, ProblemError, type Download, type DownloadStatus, type VideoDownloadClient } from '../client/index.ts';
 import { listLine, statusLines } from './format.ts';
@@ -23,15 +23,28 @@ const clientOf = ({ server, apiKey }: Connection): VideoDownloadClient => create
 export const ANSWER_TIMEOUT_MS = 30_000;
 const answered = (signal: AbortSignal) => AbortSignal.any([signal, AbortSignal.timeout(ANSWER_TIMEOUT_MS)]);
 
+/**
+ * Where `-o` puts the file. A path that ends in a separator, or an existing directory, is a folder
+ * to save into under the download's own name (one ending in a separator is made when missing: the
+ * person said it is a folder); anything else names the file, in a folder that must exist.
+ */
+type Output = { folder: string; file?: string };
+
+async function outputOf(output: string | undefined): Promise<Output> {
+  if (output === undefined) return { folder: '.' };
+  if (/[\\/]$/.test(output)) {
+    await mkdir(output, { recursive: true }).catch(() => undefined);
+    return { folder: output };
+  }
+  const isDir = await stat(output).then(
+    (stats) => stats.isDirectory(),
+    () => false,
+  );
+  return isDir ? { folder: output } : { folder: path.dirname(output), file: output };
+}
+
 /** The folder the file will go to must take it: found out before the download, not after. */
-async function checkWritable(output: string | undefined): Promise<void> {
-  const isDir =
-    output === undefined ||
-    (await stat(output).then(
-      (stats) => stats.isDirectory(),
-      () => false,
-    ));
-  const folder = isDir ? (output ?? '.') : path.dirname(output);
+async function checkWritable({ folder }: Output): Promise<void> {
   await access(folder, constants.W_OK).catch(() => {
     throw new Error(`Cannot write into ${folder}; choose another -o.`);
   });
@@ -42,7 +55,8 @@ export type GetOptions = { output?: string; quality: 'best' | 'worst' | number; 
 /** Creates a download, follows it, saves its file and checks its sha256. */
 export async function get(connection: Connection, url: string, options: GetOptions, { out, err, signal }: Terminal): Promise<void> {
   const vds = clientOf(connection);
-  await checkWritable(options.output);
+  const output = await outputOf(options.output);
+  await checkWritable(output);
   const created = await vds
     .create({ url, quality: options.quality, ...(options.filename ? { filename: options.filename } : {}) }, { signal: answered(signal) })
     .catch((error: unknown) => {
@@ -57,23 +71,13 @@ export async function get(connection: Connection, url: string, options: GetOptio
   };
   const done = await vds.wait(created.id, { signal, onProgress: (download) => progress.download(download) }).catch(interrupted);
   if (done.status !== 'completed' || !done.file) throw ProblemError.ended(done);
-  const target = await targetPath(options.output, done.file.filename);
+  const target = output.file ?? path.join(output.folder, done.file.filename);
   const saved = await vds
     .save(created.id, target, { signal, onBytes: ({ received_bytes, total_bytes }) => progress.saving(received_bytes, total_bytes) })
     .catch(interrupted);
   progress.end();
   out.write(`${saved.path}\n`);
   err.write(`saved ${bytes(saved.size_bytes)}, sha256 ${saved.sha256} checked\n`);
-}
-
-/** `-o` may name the file or a directory to put it in under the download's own name. */
-async function targetPath(output: string | undefined, filename: string): Promise<string> {
-  if (!output) return filename;
-  const isDir = await stat(output).then(
-    (stats) => stats.isDirectory(),
-    () => false,
-  );
-  return isDir ? path.join(output, filename) : output;
 }
 
 export async function status(connection: Connection, id: string, { out, signal }: Terminal): Promise<void> {

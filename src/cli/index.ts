@@ -52,7 +52,7 @@ program
   .command('get')
   .description('download a video and save its file')
   .argument('<url>', 'the video: a file, an HLS or DASH stream, or a page that embeds one')
-  .option('-o, --output <path>', 'where to save it: a file, or a directory (default: its name, here)')
+  .option('-o, --output <path>', 'where to save it: a file, or a directory (made when the path ends in /; default: its name, here)')
   .option('-q, --quality <quality>', 'best, worst, or a height such as 720', quality, 'best')
   .option('--filename <name>', 'the name the service gives the file')
   .action((url: string, options: Parameters<typeof get>[2]) => get(connection(), url, options, terminal));
