@@ -64,6 +64,11 @@ test('when a client follows a slow download, then the first event is its current
   // Progress was streamed on the way, not only the end points.
   const downloading = events.filter((event) => event.download.status === 'downloading');
   expect(new Set(downloading.map((event) => event.download.progress.downloaded_bytes)).size).toBeGreaterThanOrEqual(3);
+  // Once processing, every byte is in, and the count says so (progress writes are throttled, and
+  // the last one used to be left out).
+  const processing = events.filter((event) => event.download.status === 'processing');
+  expect(processing.length).toBeGreaterThan(0);
+  for (const event of processing) expect(event.download.progress).toMatchObject({ downloaded_bytes: bigSize, total_bytes: bigSize, percent: 100 });
   // The final event is exactly what the JSON answer says.
   expect(events.at(-1)!.download).toEqual((await app.http.getDownload(created.id)).body);
 });

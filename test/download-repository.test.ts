@@ -53,7 +53,7 @@ test('when the worker holding a download stops renewing its lease, then a claim 
   expect(await downloads.renewLease(first, 30)).toBe(false);
   await downloads.recordProgress(first, { downloadedBytes: 5, totalBytes: 10, speedBytesPerSecond: 1 });
   await downloads.rememberSourceValidator(first, '"stale"');
-  await downloads.markProcessing(first);
+  await downloads.markProcessing(first, 10);
   await downloads.markRetrying(first, null);
   expect(await downloads.markFailed(first, new DownloadError('internal_error', 'stale'))).toBe(false);
   expect(await downloads.find(id)).toEqual(before);

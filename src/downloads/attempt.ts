@@ -85,8 +85,8 @@ export class Attempt {
     return this.downloads.rememberSourceValidator(this.key, validator);
   }
 
-  markProcessing(): Promise<void> {
-    return this.downloads.markProcessing(this.key);
+  markProcessing(fetchedBytes: number): Promise<void> {
+    return this.downloads.markProcessing(this.key, fetchedBytes);
   }
 
   /** Completes the download and issues its retrieval token, valid for `ttlSeconds`. */

@@ -142,10 +142,11 @@ export class DownloadRepository {
     await this.prisma.download.updateMany({ where: this.held(attempt), data: { sourceValidator: validator } });
   }
 
-  async markProcessing(attempt: AttemptKey): Promise<void> {
+  /** Every byte is in by now, so the count the last progress write may have held back goes with it. */
+  async markProcessing(attempt: AttemptKey, fetchedBytes: number): Promise<void> {
     await this.prisma.download.updateMany({
       where: { id: attempt.id, attempts: attempt.number, status: 'downloading' },
-      data: { status: 'processing', speedBytesPerSecond: null },
+      data: { status: 'processing', speedBytesPerSecond: null, downloadedBytes: BigInt(fetchedBytes), totalBytes: BigInt(fetchedBytes) },
     });
   }
 

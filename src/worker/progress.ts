@@ -11,6 +11,8 @@ export class ProgressRecorder {
   private lastWrite = 0;
   private lastBytes = 0;
   private pending: Promise<void> = Promise.resolve();
+  /** The newest count, written or not: at most two writes a second can leave the last one out. */
+  fetchedBytes = 0;
 
   constructor(
     private readonly attempt: Attempt,
@@ -18,6 +20,7 @@ export class ProgressRecorder {
   ) {}
 
   report(downloadedBytes: number, totalBytes: number | null): void {
+    this.fetchedBytes = downloadedBytes;
     const now = Date.now();
     if (this.lastWrite === 0) {
       this.lastWrite = now;

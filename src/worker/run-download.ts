@@ -112,7 +112,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
       progress: (downloaded, total) => progress.report(downloaded, total),
       processing: async () => {
         await progress.flush();
-        await attempt.markProcessing();
+        await attempt.markProcessing(progress.fetchedBytes);
         report.processing();
       },
       phaseEnded: (phase) => report.phase(phase),
