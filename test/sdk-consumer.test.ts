@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,3 +92,18 @@ test.each([
   },
   60_000,
 );
+
+test("when the README's SDK example runs as written, with its addresses pointing here, then it follows the download and saves the file", async () => {
+  const readme = await readFile(path.join(root, 'README.md'), 'utf8');
+  const example = /## Use it from code[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
+  expect(example).toContain("from 'video-download-service/client'");
+  const script = example!
+    .replace('http://127.0.0.1:3000', app.service.url)
+    .replace('https://media.example.com/clip.mp4', source.file('/clip.mp4', mediaPath('clip.mp4')));
+  await writeFile(path.join(project, 'example.mjs'), script);
+  const { stdout } = await run(process.execPath, ['example.mjs'], { cwd: project });
+  const original = await readFile(mediaPath('clip.mp4'));
+  expect(stdout).toMatch(/^completed 100%$/m);
+  expect(stdout).toContain(`saved clip.mp4 ${original.length} bytes`);
+  expect((await readFile(path.join(project, 'clip.mp4'))).equals(original)).toBe(true);
+}, 60_000);
