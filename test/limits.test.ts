@@ -54,15 +54,19 @@ function chunkedRoute(routePath: string, bytes: Buffer, total: number): string {
   });
 }
 
-test('when a source stalls without closing the connection, then the download fails as source_timeout after the idle timeout', async () => {
-  const url = source.file('/stall.mp4', mediaPath('clip.mp4'), { stallAfterBytes: 4096 });
-  const done = await download(strict, url);
-  expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'source_timeout' } });
-  const [request] = source.requestsFor('/stall.mp4');
-  expect(request?.outcome).toBe('stalled');
-  expect(Date.parse(done.updated_at) - Date.parse(done.started_at!)).toBeLessThan(10_000);
-  await expectNothingStored(strict, done.id);
-});
+// 1000 bytes: the stall comes while the first KiB is read to tell what the URL is.
+test.each([4096, 1000])(
+  'when a source stalls without closing the connection after %i bytes, then the download fails as source_timeout after the idle timeout',
+  async (bytes) => {
+    const url = source.file(`/stall-${bytes}.mp4`, mediaPath('clip.mp4'), { stallAfterBytes: bytes });
+    const done = await download(strict, url);
+    expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'source_timeout' } });
+    const [request] = source.requestsFor(`/stall-${bytes}.mp4`);
+    expect(request?.outcome).toBe('stalled');
+    expect(Date.parse(done.updated_at) - Date.parse(done.started_at!)).toBeLessThan(10_000);
+    await expectNothingStored(strict, done.id);
+  },
+);
 
 test('when a chunked source sends more than MAX_FILE_BYTES, then the download fails as source_too_large without reading the rest', async () => {
   const total = 32 * 1024 * 1024;

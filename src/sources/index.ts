@@ -9,7 +9,7 @@ import { fetchDirect } from './direct/index.ts';
 import { resumableDirect } from './direct/resume.ts';
 import type { DocumentReader } from './documents/reader.ts';
 import { planHls } from './hls/index.ts';
-import { discard, requireStatus, type SourceResponse } from './http.ts';
+import { discard, requireStatus, transportError, type SourceResponse } from './http.ts';
 import { peek } from './peek.ts';
 import { fetchPlan, type SegmentStats } from './segmented/index.ts';
 import { readDocument } from './small-bodies.ts';
@@ -51,7 +51,9 @@ export async function fetchMedia(ctx: MediaContext): Promise<FetchedMedia> {
 
 async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): Promise<FetchedMedia> {
   const response = requireStatus(await ctx.http.get(url, { signal: ctx.signal }));
-  const { head, body } = await peek(response.body, HEAD_BYTES, response.floor);
+  const { head, body } = await peek(response.body, HEAD_BYTES, response.floor).catch((error: unknown) => {
+    throw transportError(error, ctx.signal);
+  });
   const opened: SourceResponse = { ...response, body };
   const kind = await detectKind({ url: response.url, contentType: response.headers['content-type'] ?? null, head });
   const target = { ...ctx, url };
