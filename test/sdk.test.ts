@@ -6,6 +6,7 @@ import { createClient, ProblemError, type Download, type VideoDownloadClient } f
 import { LocalStorage } from '../src/storage/local.ts';
 import { startTestService, type TestService } from './support/api.ts';
 import { startCuttingProxy, type CutOptions, type CuttingProxy } from './support/cutting-proxy.ts';
+import { openEventStream } from './support/event-stream.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
 
@@ -99,6 +100,48 @@ test('when the event stream drops before the download ends, then watch reconnect
   // That state again is not yielded twice.
   seen.slice(1).forEach((snapshot, index) => expect(snapshot).not.toEqual(seen[index]));
 });
+
+test('when the service refuses connections for a while after the stream drops (a restart), then watch keeps trying and still ends at completed', async () => {
+  let refusing: Promise<void> | undefined;
+  const { client, cutter } = await clientThrough({
+    cut: 'events',
+    // Nothing listens from the cut until 4 s later: the first reconnects are refused outright.
+    onCut: async () => {
+      refusing = cutter.refuse(4_000);
+      await refusing;
+    },
+  });
+  const created = await client.create({ url: source.file('/refused.mp4', mediaPath('clip.mp4'), { script: [{ delayMs: 2_000 }] }) });
+  await app.waitForStatus(created.id, ['downloading']);
+  const seen: Download[] = [];
+  for await (const snapshot of client.watch(created.id)) seen.push(snapshot);
+
+  expect(refusing).toBeDefined();
+  expect(seen[0]?.status).toBe('downloading');
+  expect(seen.at(-1)?.status).toBe('completed');
+  expect(cutter.requests.map((request) => request.lastEventId)).toEqual([undefined, cutter.cutAfterEventId]);
+}, 30_000);
+
+test('when the service is at its limit of event streams, then watch waits out its Retry-After and follows the download once a place is free', async () => {
+  const crowded = await startTestService({ maxEventStreams: 1 });
+  try {
+    const client = createClient({ baseUrl: crowded.service.url });
+    const holding = await client.create({ url: source.file('/holding.mp4', mediaPath('big.mp4'), { script: [{ delayMs: 20_000 }] }) });
+    const held = await openEventStream(crowded.service.url, holding.id);
+    expect(held.status).toBe(200);
+    const created = await client.create({ url: source.file('/waiting.mp4', mediaPath('clip.mp4')) });
+    const refusedAt = Date.now();
+    setTimeout(() => held.close(), 1_000);
+    const seen: Download[] = [];
+    for await (const snapshot of client.watch(created.id)) seen.push(snapshot);
+    expect(seen.at(-1)?.status).toBe('completed');
+    // The first try was refused with Retry-After, and waited for.
+    expect(Date.now() - refusedAt).toBeGreaterThanOrEqual(1_000);
+    await client.cancel(holding.id);
+  } finally {
+    await crowded.stop();
+  }
+}, 30_000);
 
 test('when the file is removed while save is cut off, then save throws the 410 and leaves no part behind', async () => {
   let id = '';

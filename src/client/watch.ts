@@ -4,9 +4,13 @@ import type { paths } from '../../generated/api.ts';
 import { isNetworkError, ProblemError } from './problem.ts';
 import { isFinal, type Download } from './types.ts';
 
-/** Reconnects in a row that bring no event before watch gives up (the server or the network is gone). */
+/** Tries in a row that bring no event before watch gives up (the server or the network is gone). */
 const MAX_RECONNECTS = 5;
+/** The wait before a try; it doubles with each try that brought nothing, up to the cap (1, 2, 4, 8, 10 s). */
 const RECONNECT_DELAY_MS = 1_000;
+const MAX_RECONNECT_DELAY_MS = 10_000;
+/** Answers that say the service is not there right now (restarting behind a proxy, or at its stream limit), not no. */
+const UNAVAILABLE = new Set([502, 503, 504]);
 
 export type WatchOptions = { signal?: AbortSignal };
 
@@ -14,9 +18,10 @@ export type WatchOptions = { signal?: AbortSignal };
  * The download's states as the service's event stream sends them: the current one first, then
  * each change, ending after a final status. A stream that drops before then (a proxy, a restart
  * of the API process) is opened again with `Last-Event-ID`, and the server sends the current state
- * again, which is yielded only if it differs from the last one yielded; so is one the server
- * refused for being at its stream limit (503), after its Retry-After. Reconnects are bounded:
- * after MAX_RECONNECTS in a row that brought no event, watch throws a ProblemError (502).
+ * again, which is yielded only if it differs from the last one yielded; so is a stream that could
+ * not be opened for the moment: a refused connection, or a 502, 503 (its Retry-After is honoured)
+ * or 504. Tries are bounded: after MAX_RECONNECTS in a row that brought no event, watch throws
+ * the last answer's ProblemError, or a 502 one when no answer came.
  */
 export async function* watchDownload(
   client: Client<paths, `${string}/${string}`>,
@@ -28,48 +33,56 @@ export async function* watchDownload(
   let failures = 0;
   for (;;) {
     signal?.throwIfAborted();
-    const { response, error } = await client.GET('/downloads/{download_uuid}', {
-      params: { path: { download_uuid: id } },
-      headers: { Accept: 'text/event-stream', ...(lastEventId ? { 'Last-Event-ID': lastEventId } : {}) },
-      parseAs: 'stream',
-      signal,
-    });
-    if (response.status === 503 && failures < MAX_RECONNECTS) {
-      await response.body?.cancel();
-      failures++;
-      await pause(Number(response.headers.get('retry-after')) * 1000 || RECONNECT_DELAY_MS, signal);
-      continue;
-    }
-    // openapi-fetch has read an error's body already (as JSON), whatever parseAs says.
-    if (!response.ok) throw await ProblemError.fromResponse(response, error);
-    if (!response.body)
-      throw new ProblemError(response.status, { type: 'about:blank', title: 'Empty stream', status: 502, detail: 'The event stream had no body.' });
-
-    try {
-      for await (const event of events(response.body)) {
-        failures = 0;
-        lastEventId = event.id ?? lastEventId;
-        if (event.data === lastData) continue;
-        lastData = event.data;
-        const download = JSON.parse(event.data) as Download;
-        yield download;
-        if (isFinal(download)) return;
+    let refusal: ProblemError | undefined;
+    let retryAfterMs: number | undefined;
+    const opened = await client
+      .GET('/downloads/{download_uuid}', {
+        params: { path: { download_uuid: id } },
+        headers: { Accept: 'text/event-stream', ...(lastEventId ? { 'Last-Event-ID': lastEventId } : {}) },
+        parseAs: 'stream',
+        signal,
+      })
+      .catch((error: unknown) => {
+        if (signal?.aborted || !isNetworkError(error)) throw error;
+        return undefined;
+      });
+    if (opened && !opened.response.ok) {
+      // openapi-fetch has read an error's body already (as JSON), whatever parseAs says.
+      refusal = await ProblemError.fromResponse(opened.response, opened.error);
+      if (!UNAVAILABLE.has(opened.response.status)) throw refusal;
+      retryAfterMs = Number(opened.response.headers.get('retry-after')) * 1000 || undefined;
+    } else if (opened) {
+      const body = opened.response.body;
+      if (!body) throw new ProblemError(502, { type: 'about:blank', title: 'Empty stream', status: 502, detail: 'The event stream had no body.' });
+      try {
+        for await (const event of events(body)) {
+          failures = 0;
+          lastEventId = event.id ?? lastEventId;
+          if (event.data === lastData) continue;
+          lastData = event.data;
+          const download = JSON.parse(event.data) as Download;
+          yield download;
+          if (isFinal(download)) return;
+        }
+      } catch (error) {
+        // A cut connection ends the body with a network error; anything else (an abort among them) is the caller's.
+        if (signal?.aborted || !isNetworkError(error)) throw error;
+      } finally {
+        await body.cancel().catch(() => {});
       }
-    } catch (error) {
-      // A cut connection ends the body with a network error; anything else (an abort among them) is the caller's.
-      if (signal?.aborted || !isNetworkError(error)) throw error;
-    } finally {
-      await response.body.cancel().catch(() => {});
     }
     if (++failures > MAX_RECONNECTS) {
-      throw new ProblemError(502, {
-        type: 'about:blank',
-        title: 'Event stream lost',
-        status: 502,
-        detail: `The event stream of download ${id} kept ending before the download did.`,
-      });
+      throw (
+        refusal ??
+        new ProblemError(502, {
+          type: 'about:blank',
+          title: 'Event stream lost',
+          status: 502,
+          detail: `The event stream of download ${id} could not be followed: the service kept ending it or could not be reached.`,
+        })
+      );
     }
-    await pause(RECONNECT_DELAY_MS, signal);
+    await pause(retryAfterMs ?? Math.min(RECONNECT_DELAY_MS * 2 ** (failures - 1), MAX_RECONNECT_DELAY_MS), signal);
   }
 }
 

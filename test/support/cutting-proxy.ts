@@ -28,6 +28,8 @@ export type CuttingProxy = {
   readonly cutAfter: number | undefined;
   /** The id of the last event that got through before the cut, when event streams are cut. */
   readonly cutAfterEventId: string | undefined;
+  /** Refuses connections for `ms` (nothing listens on the port), as a restarting server would. */
+  refuse(ms: number): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -91,6 +93,13 @@ export async function startCuttingProxy(target: string, { cut, onCut }: CutOptio
     },
     get cutAfterEventId() {
       return cutAfterEventId;
+    },
+    async refuse(ms) {
+      // The listening socket closes at once; the connections still open finish on their own.
+      server.close();
+      server.closeIdleConnections();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      setTimeout(() => server.listen(port, '127.0.0.1'), ms);
     },
     close: () =>
       new Promise<void>((resolve) => {
