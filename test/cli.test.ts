@@ -112,7 +112,7 @@ test.each([
 test('when the service refuses the request, then vds says its problem as a sentence and exits 1', async () => {
   const run = await vds(['get', 'ftp://127.0.0.1/a.mp4']);
   expect(run.code).toBe(1);
-  expect(run.stderr).toMatch(/^vds: The request is invalid\. url must match pattern/m);
+  expect(run.stderr).toMatch(/^vds: The request is invalid\. url must be a full link starting with http:\/\/ or https:\/\//m);
   expect(run.stderr).not.toMatch(/[{}]/);
 });
 

@@ -68,6 +68,14 @@ describe('POST /downloads', () => {
     expect(await counts()).toEqual(before);
   });
 
+  test.each(['ftp://example.com/a.mp4', 'not a url', 'http://example.com/<a>', ''])(
+    'when the url is %j, then its error says what a link must be, not the pattern it failed',
+    async (url) => {
+      const problem = (await app.http.createDownload({ url })).body as Problem;
+      expect(problem.errors).toContainEqual({ field: '/body/url', message: 'must be a full link starting with http:// or https://' });
+    },
+  );
+
   test('when the body is not valid JSON, then 400 problem+json', async () => {
     const res = await app.http.createDownload('{"url": ');
     expect(res.status).toBe(400);

@@ -82,6 +82,18 @@ test('when the download has already ended, then the stream sends its state once 
   expect(stream.events[0]!.id).toBe('1');
 });
 
+test.each(['text/event-stream;charset=utf-8', 'text/event-stream; charset=UTF-8, application/json;q=0.5', 'TEXT/EVENT-STREAM'])(
+  'when the Accept header is %s, then the answer is the event stream',
+  async (accept) => {
+    const created = await app.http.createDownload({ url: source.file(`/accept-${accept.length}.mp4`, mediaPath('clip.mp4')) });
+    const done = await app.waitForStatus(created.body.id as string, ['completed']);
+    const stream = await openEventStream(app.service.url, done.id, { Accept: accept });
+    await within(5_000, 'the stream to end', stream.ended);
+    expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(stream.events.map((event) => event.download)).toEqual([done]);
+  },
+);
+
 test('when a client reconnects with Last-Event-ID, then the ids go on from it and the current state comes again', async () => {
   const created = await app.http.createDownload({ url: source.file('/again.mp4', mediaPath('clip.mp4')) });
   const done = await app.waitForStatus(created.body.id as string, ['completed']);

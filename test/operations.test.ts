@@ -4,6 +4,7 @@ import { makeDataDir, type Download } from './support/api.ts';
 import { createTestDatabase, type TestDatabase } from './support/database.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
+import { openEventStream } from './support/event-stream.ts';
 import { killServiceProcesses, spawnServiceProcess, type ServiceProcess } from './support/service-process.ts';
 import { prepareHlsFixtures, serveHlsFixture } from './support/streams/hls-fixtures.ts';
 import { waitFor } from './support/waiting.ts';
@@ -20,7 +21,14 @@ let app: ServiceProcess;
 
 beforeAll(async () => {
   [database, dataDir, source] = await Promise.all([createTestDatabase(), makeDataDir(), startFixtureServer()]);
-  app = await spawnServiceProcess({ DATABASE_URL: database.url, DATA_DIR: dataDir, ALLOW_PRIVATE_ADDRESSES: 'true', API_KEYS: API_KEY, LOG_LEVEL: 'info' });
+  app = await spawnServiceProcess({
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    ALLOW_PRIVATE_ADDRESSES: 'true',
+    API_KEYS: API_KEY,
+    LOG_LEVEL: 'info',
+    MAX_EVENT_STREAMS: '1',
+  });
 });
 
 afterAll(async () => {
@@ -133,6 +141,19 @@ test('when a token or key is sent in odd places, then no log line holds it', asy
   await waitFor('the last request line', () => app.output().includes('GET /healthz 200'), 5_000);
   expect(app.output()).not.toContain(secret);
   expect(app.output()).not.toContain(API_KEY);
+});
+
+test('when an event stream is refused at the stream limit, then the log warns of the 503, without an error stack', async () => {
+  const created = await app.http.createDownload({ url: source.file('/limit.mp4', mediaPath('clip.mp4'), { script: [{ delayMs: 10_000 }] }) }, withKey);
+  const id = (created.body as Download).id;
+  const held = await openEventStream(app.url, id, withKey);
+  const refused = await openEventStream(app.url, id, withKey);
+  expect([held.status, refused.status]).toEqual([200, 503]);
+  held.close();
+  const line = await waitFor('the 503 line', () => logLines().find((entry) => entry.msg === `GET /downloads/${id} 503`), 5_000);
+  expect(line).toMatchObject({ level: 40, res: { status: 503 } });
+  expect(line).not.toHaveProperty('err');
+  await app.http.request('DELETE', `/downloads/${id}`, '/downloads/{download_uuid}', { headers: withKey });
 });
 
 test('when the operations endpoints are asked, then their request durations carry the contract operationIds', async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import { redactToken, type Logger } from '../operations/log.ts';
@@ -9,6 +10,8 @@ import type { Metrics } from '../operations/metrics.ts';
 // back either way.
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+const passing = (res: ServerResponse) => res.statusCode === 503 && res.hasHeader('retry-after');
 
 /**
  * The contract's name for the operation: the validator's match, else the route's own (those served
@@ -35,7 +38,10 @@ export function observeRequests(log: Logger, metrics: Metrics, operationIds: Map
       req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactToken(req.url) }),
       res: (res: { statusCode: number }) => ({ status: res.statusCode }),
     },
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+    // A 503 with Retry-After is the service saying "not now" (its stream limit, a database restart):
+    // worth a warning, not an error with a stack that pino-http makes up for it.
+    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? (passing(res) ? 'warn' : 'error') : 'info'),
+    customErrorObject: (_req, res, _error, value: Record<string, unknown>) => (passing(res) ? { ...value, err: undefined } : value),
     customSuccessMessage: (req, res, took) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode} ${Math.round(took)} ms`,
     customErrorMessage: (req, res) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode}`,
   });

@@ -88,6 +88,16 @@ function isValidatorError(error: unknown): error is ValidatorError {
   return typeof candidate?.status === 'number' && Array.isArray(candidate.errors);
 }
 
+/** Fields that take a link, whose pattern and format rules mean one thing a person can act on. */
+const LINK_FIELDS = new Set(['/body/url', '/body/callback_url']);
+
+/** The validator's words, except where they would quote a regular expression at a person. */
+function plainMessage(item: { path: string; message: string }): string {
+  return LINK_FIELDS.has(item.path) && /^must match (pattern|format)/.test(item.message)
+    ? 'must be a full link starting with http:// or https://'
+    : item.message;
+}
+
 // Prisma's codes for a database that cannot be reached or answered in time: a passing state.
 const DATABASE_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 const DATABASE_RETRY_AFTER_SECONDS = 5;
@@ -100,7 +110,7 @@ function toProblem(error: unknown, req: Request): HttpProblem {
     return new HttpProblem(503, 'The database is unavailable; try again shortly.', { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
   }
   if (isValidatorError(error)) {
-    const errors = error.status === 400 ? error.errors.map((item) => ({ field: item.path, message: item.message })) : undefined;
+    const errors = error.status === 400 ? error.errors.map((item) => ({ field: item.path, message: plainMessage(item) })) : undefined;
     const detail = error.status === 400 ? 'The request is invalid.' : error.message;
     return new HttpProblem(error.status, detail, { ...(error.headers?.Allow ? { Allow: error.headers.Allow } : {}) }, errors);
   }

@@ -46,7 +46,8 @@ function notFound(id: string): HttpProblem {
 
 /** Whether the client asked for the event stream rather than the JSON document. */
 function wantsEvents(req: Request): boolean {
-  return req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream';
+  // Offered with its charset, so that an Accept that names one (text/event-stream;charset=utf-8) matches too.
+  return req.accepts(['application/json', 'text/event-stream; charset=utf-8']) === 'text/event-stream; charset=utf-8';
 }
 
 export function downloadRoutes(deps: DownloadRoutesDeps): Router {
