@@ -104,7 +104,7 @@ test('when the URL is not one the contract takes, then the validator says why un
   await page.getByRole('button', { name: 'Download' }).click();
   const error = page.locator('#form-error');
   await error.waitFor();
-  await expect(error.innerText()).resolves.toMatch(/^The request is invalid\. url must match pattern/);
+  await expect(error.innerText()).resolves.toBe('The request is invalid. url must be a full link starting with http:// or https://.');
   await page.screenshot({ path: `${artifacts}invalid-url.png` });
   await page.context().close();
 });
@@ -119,16 +119,77 @@ test('when the server has API keys, then the page asks for one, a wrong key is t
   await page.press('#url', 'Enter');
   const error = page.locator('#form-error');
   await error.waitFor();
-  await expect(error.innerText()).resolves.toMatch(/key/i);
+  await expect(error.innerText()).resolves.toBe('The API key was not accepted; check it and try again.');
   await page.screenshot({ path: `${artifacts}wrong-key.png` });
 
+  // The key is kept once typed, before anything is created with it; the key error then goes.
   await page.fill('#api-key', API_KEY);
+  await page.press('#api-key', 'Tab');
+  await page.reload();
+  await expect(page.inputValue('#api-key')).resolves.toBe(API_KEY);
+  await waitFor('the list with the key', async () => (await page.locator('#list-note').innerText()) === 'No downloads yet.', 10_000);
   const id = await submit(page, source.file('/keyed.mp4', mediaPath('clip.mp4')));
+  await expect(error.isHidden()).resolves.toBe(true);
   await waitFor('completed', async () => (await card(page, id).getAttribute('data-status')) === 'completed', 30_000);
   // The key stays in this browser for the next visit, and the list shows what it was used for.
   await page.reload();
   await expect(page.inputValue('#api-key')).resolves.toBe(API_KEY);
   await waitFor('the download listed after a reload', async () => (await card(page, id).count()) === 1, 10_000);
   await page.screenshot({ path: `${artifacts}keyed-after-reload.png` });
+
+  // Emptying the field forgets the key in this browser.
+  await page.fill('#api-key', '');
+  await page.press('#api-key', 'Tab');
+  await page.reload();
+  await expect(page.inputValue('#api-key')).resolves.toBe('');
+  await expect(page.evaluate<number>('localStorage.length')).resolves.toBe(0);
   await page.context().close();
+});
+
+test('when more downloads are unfinished than the browser has connections for one server, then the page still creates, cancels, and keeps every card up to date', async () => {
+  const page = await openPage(app);
+  // Eight slow downloads (four run, four wait for a worker); a browser gives one server six connections.
+  const slow = await Promise.all(
+    Array.from({ length: 8 }, async (_, index) => {
+      const url = source.file(`/crowd-${index}.mp4`, mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(bigSize / 120) });
+      return ((await app.http.createDownload({ url })).body as Download).id;
+    }),
+  );
+  try {
+    await page.reload();
+    await waitFor('the running cards', async () => (await page.locator('li.download[data-status="downloading"]').count()) === 4, 15_000);
+
+    const id = await submit(page, source.file('/crowd-new.mp4', mediaPath('clip.mp4')));
+    expect(((await app.http.getDownload(id)).body as Download).status).toBe('queued');
+
+    // The oldest card is past the streams the page holds: it is kept up to date all the same.
+    const oldest = card(page, slow[0]!);
+    const state = () => oldest.locator('.state').innerText();
+    const first = await waitFor('bytes on the oldest card', async () => ((await state()).includes(' of ') ? state() : undefined), 15_000);
+    await waitFor('more bytes on the oldest card', async () => (await state()) !== first, 15_000);
+    await oldest.getByRole('button', { name: 'Cancel' }).click();
+    await waitFor('cancelled on the page', async () => (await oldest.getAttribute('data-status')) === 'cancelled', 10_000);
+    expect(((await app.http.getDownload(slow[0]!)).body as Download).status).toBe('cancelled');
+    await page.screenshot({ path: `${artifacts}crowded.png`, fullPage: true });
+  } finally {
+    await page.context().close();
+    await Promise.all(slow.map((other) => app.http.request('DELETE', `/downloads/${other}`, '/downloads/{download_uuid}')));
+  }
+});
+
+test('when an attempt fails and the next one succeeds, then the card says it will try again, and once ready it shows no error', async () => {
+  const page = await openPage(app);
+  const id = await submit(page, source.file('/flaky-page.mp4', mediaPath('clip.mp4'), { statuses: [503] }));
+  const item = card(page, id);
+  await waitFor('completed', async () => (await item.getAttribute('data-status')) === 'completed', 30_000);
+  expect(((await app.http.getDownload(id)).body as Download).attempts).toBe(2);
+  await expect(item.locator('.error').isHidden()).resolves.toBe(true);
+  // A screen reader was told it is ready, once, in the page's live region.
+  await expect(page.locator('#announce').innerText()).resolves.toMatch(/^flaky-page\.mp4: Ready/);
+  await page.context().close();
+});
+
+test('when the page template is asked for under /web, then it is not there; the page is at / only', async () => {
+  const res = await fetch(`${app.service.url}/web/index.html`);
+  expect(res.status).toBe(404);
 });

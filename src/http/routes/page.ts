@@ -4,7 +4,7 @@ import express from 'express';
 import { projectRoot } from '../../config/paths.ts';
 import { HttpProblem } from '../problem.ts';
 
-// The web page at BASE_PATH/: index.html, which names its script and style by content hash, so
+// The web page at BASE_PATH/: dist/web.html, which names its script and style by content hash, so
 // they can be cached for good while the page itself is asked for again each time.
 
 const WEB = path.join(projectRoot, 'dist', 'web');
@@ -13,7 +13,7 @@ const YEAR_MS = 365 * 24 * 3600 * 1000;
 export function pageRoutes(basePath: string): express.Router {
   const router = express.Router();
   // The <base> element makes the page's links and its API calls relative to BASE_PATH.
-  const page = readFile(path.join(WEB, 'index.html'), 'utf8').then(
+  const page = readFile(`${WEB}.html`, 'utf8').then(
     (html) => html.replace('%BASE%', basePath),
     () => undefined,
   );

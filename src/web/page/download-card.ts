@@ -1,7 +1,16 @@
-import { formatBytes, formatDuration, isFinal, ProblemError, problemSentence, type Download, type VideoDownloadClient } from '../../client/index.ts';
+import {
+  formatBytes,
+  formatDuration,
+  isFinal,
+  isNetworkError,
+  ProblemError,
+  problemSentence,
+  type Download,
+  type VideoDownloadClient,
+} from '../../client/index.ts';
 
-// One download in the list: its name, state and progress, kept live from the event stream, with
-// Cancel while it runs and the file's link once it is there.
+// One download in the list: its name, state and progress, with Cancel while it runs and the
+// file's link once it is there. What it shows is what it was last given (see live.ts).
 
 const STATES: Record<Download['status'], string> = {
   queued: 'Waiting to start',
@@ -22,8 +31,12 @@ function element<K extends keyof HTMLElementTagNameMap>(tag: K, className: strin
 
 export function sentenceOf(error: unknown): string {
   if (error instanceof ProblemError) return problemSentence(error);
-  return error instanceof Error ? `The service could not be reached (${error.message}).` : String(error);
+  if (isNetworkError(error)) return 'The service could not be reached; is it running?';
+  return error instanceof Error ? error.message : String(error);
 }
+
+/** Tells a screen reader what happened, once (a live region of the page). */
+export type Announce = (sentence: string) => void;
 
 export class DownloadCard {
   readonly node = element('li', 'download');
@@ -35,57 +48,53 @@ export class DownloadCard {
   private readonly cancelButton = element('button', 'secondary', 'Cancel');
   private readonly link = element('a', 'save', 'Save the file');
   private readonly problem = element('p', 'error');
-  private readonly watching = new AbortController();
+  /** Something that went wrong on the way (a cancel refused, the service unreachable), until the next news. */
+  private note = '';
 
   constructor(
-    private download: Download,
+    private current: Download,
     private readonly client: () => VideoDownloadClient,
+    private readonly announce: Announce,
   ) {
-    this.node.dataset.id = download.id;
+    this.node.dataset.id = current.id;
     this.bar.max = 100;
     this.cancelButton.type = 'button';
     this.cancelButton.addEventListener('click', () => void this.cancel());
     this.actions.append(this.link, this.cancelButton);
-    this.problem.setAttribute('role', 'alert');
     this.node.append(this.title, this.source, this.state, this.bar, this.actions, this.problem);
     this.render();
-    if (!isFinal(download)) void this.follow();
   }
 
-  /** Stops following the download (the card leaves the page). */
-  close(): void {
-    this.watching.abort();
+  get download(): Download {
+    return this.current;
   }
 
-  private async follow(): Promise<void> {
-    try {
-      for await (const download of this.client().watch(this.download.id, { signal: this.watching.signal })) {
-        this.download = download;
-        this.render();
-      }
-    } catch (error) {
-      if (!this.watching.signal.aborted) this.say(sentenceOf(error));
-    }
+  /** The download as the service now has it; a change of status is announced. */
+  update(download: Download): void {
+    const changed = download.status !== this.current.status;
+    this.current = download;
+    this.note = '';
+    this.render();
+    if (changed) this.announce(`${this.title.textContent}: ${this.state.textContent}. ${this.problem.textContent}`.trim());
+  }
+
+  notice(sentence: string): void {
+    this.note = sentence;
+    this.render();
   }
 
   private async cancel(): Promise<void> {
     this.cancelButton.disabled = true;
     try {
-      this.download = await this.client().cancel(this.download.id);
-      this.render();
+      this.update(await this.client().cancel(this.current.id));
     } catch (error) {
       this.cancelButton.disabled = false;
-      this.say(sentenceOf(error));
+      this.notice(sentenceOf(error));
     }
   }
 
-  private say(sentence: string): void {
-    this.problem.textContent = sentence;
-    this.problem.hidden = false;
-  }
-
   private render(): void {
-    const { status, progress, file, error, url } = this.download;
+    const { status, progress, file, error, url } = this.current;
     this.node.dataset.status = status;
     this.title.textContent = file?.filename ?? url;
     this.source.textContent = file ? url : '';
@@ -94,27 +103,33 @@ export class DownloadCard {
     const percent = status === 'completed' ? 100 : progress.percent;
     if (percent === null) this.bar.removeAttribute('value');
     else this.bar.value = percent;
-    this.bar.hidden = isFinal(this.download) && status !== 'completed';
+    this.bar.hidden = isFinal(this.current) && status !== 'completed';
     this.bar.setAttribute('aria-label', `Progress of ${this.title.textContent}`);
 
-    const details = [STATES[status]];
-    if (status === 'downloading') {
+    // A queued download with an error is waiting to try again after a failed attempt.
+    const details = [status === 'queued' && error ? 'Waiting to try again' : STATES[status]];
+    if (status === 'downloading' && progress.downloaded_bytes > 0) {
       details.push(
         progress.total_bytes ? `${formatBytes(progress.downloaded_bytes)} of ${formatBytes(progress.total_bytes)}` : formatBytes(progress.downloaded_bytes),
       );
       if (progress.speed_bytes_per_second) details.push(`${formatBytes(progress.speed_bytes_per_second)}/s`);
       if (progress.eta_seconds !== null) details.push(`${formatDuration(progress.eta_seconds)} left`);
     }
+    if (status === 'queued' && error) details.push(error.message);
     if (status === 'completed' && file) details.push(formatBytes(file.size_bytes));
     this.state.textContent = details.join(' · ');
 
-    const ready = status === 'completed' && this.download.download_url !== null;
+    const ready = status === 'completed' && this.current.download_url !== null;
     this.link.hidden = !ready;
     if (ready) {
-      this.link.href = this.download.download_url!;
+      this.link.href = this.current.download_url!;
       this.link.download = file?.filename ?? '';
     }
-    this.cancelButton.hidden = isFinal(this.download);
-    if (error) this.say(`${error.message} (${error.code})`);
+    this.link.setAttribute('aria-label', `Save the file ${this.title.textContent}`);
+    this.cancelButton.hidden = isFinal(this.current);
+    this.cancelButton.setAttribute('aria-label', `Cancel ${this.title.textContent}`);
+    // Only a failure is the download's own error: a queued one's is an attempt's, and passes.
+    this.problem.textContent = status === 'failed' && error ? `${error.message} (${error.code})` : this.note;
+    this.problem.hidden = !this.problem.textContent;
   }
 }

@@ -1,6 +1,7 @@
 import './style.css';
 import { ProblemError, type CreateDownload, type Download } from '../../client/index.ts';
 import { DownloadCard, sentenceOf } from './download-card.ts';
+import { LiveCards } from './live.ts';
 import { clientFor, storedKey, storeKey } from './session.ts';
 
 // The page: a form that creates downloads, and the recent downloads, newest first, each live.
@@ -19,41 +20,74 @@ const formError = $<HTMLParagraphElement>('form-error');
 const list = $<HTMLUListElement>('downloads');
 const listNote = $<HTMLParagraphElement>('list-note');
 const more = $<HTMLButtonElement>('more');
+const announcer = $<HTMLParagraphElement>('announce');
 
 keyInput.value = storedKey();
 if (keyInput.value) keyRow.hidden = false;
 const client = () => clientFor(keyInput.value.trim());
 const cards = new Map<string, DownloadCard>();
+const live = new LiveCards(client);
 let cursor: string | null = null;
 
-function show(download: Download, where: 'top' | 'bottom'): void {
-  if (cards.has(download.id)) return;
-  const card = new DownloadCard(download, client);
+const announce = (sentence: string) => (announcer.textContent = sentence);
+
+function show(download: Download, where: 'top' | 'bottom'): DownloadCard | undefined {
+  if (cards.has(download.id)) return undefined;
+  const card = new DownloadCard(download, client, announce);
   cards.set(download.id, card);
   if (where === 'top') list.prepend(card.node);
   else list.append(card.node);
+  live.add(card, where === 'top');
+  return card;
+}
+
+function clearList(): void {
+  live.clear();
+  cards.clear();
+  list.replaceChildren();
 }
 
 function needsKey(error: unknown): boolean {
   return error instanceof ProblemError && (error.status === 401 || error.status === 403);
 }
 
+/** A refused key is told apart from a missing one: the person typed something, and it was not it. */
+function keySentence(): string {
+  return keyInput.value.trim() ? 'The API key was not accepted; check it and try again.' : 'This server asks for an API key: enter it below the link.';
+}
+
+/** Why the last create failed, shown under the form; an error about the key goes once a key works. */
+let formErrorIsKey = false;
+
+function showFormError(sentence: string, aboutKey = false): void {
+  formErrorIsKey = aboutKey;
+  formError.textContent = sentence;
+  formError.hidden = false;
+}
+
 /** The first page again (after a key was given), or the next one. */
 async function loadPage(next: boolean): Promise<void> {
   try {
     const page = await client().list({ limit: PAGE_SIZE, ...(next && cursor ? { cursor } : {}) });
-    if (!next) {
-      for (const card of cards.values()) card.close();
-      cards.clear();
-      list.replaceChildren();
-    }
-    for (const download of page.items) show(download, 'bottom');
+    if (!next) clearList();
+    const shown = page.items.map((download) => show(download, 'bottom')).filter((card) => card !== undefined);
     cursor = page.next_cursor;
+    // The button goes once there is no more; a person who pressed it goes on from the first new card.
+    if (cursor === null && document.activeElement === more && shown[0]) {
+      shown[0].node.tabIndex = -1;
+      shown[0].node.focus();
+    }
     more.hidden = cursor === null;
     listNote.textContent = cards.size ? '' : 'No downloads yet.';
+    if (formErrorIsKey) formError.hidden = true;
   } catch (error) {
-    if (needsKey(error)) keyRow.hidden = false;
-    listNote.textContent = needsKey(error) ? 'Enter the API key to see the downloads.' : sentenceOf(error);
+    if (needsKey(error)) {
+      keyRow.hidden = false;
+      // What the list showed belongs to a key that no longer works.
+      clearList();
+      more.hidden = true;
+    }
+    listNote.textContent = needsKey(error) ? keySentence() : sentenceOf(error);
   }
 }
 
@@ -61,6 +95,11 @@ form.addEventListener('submit', (event) => {
   event.preventDefault();
   void (async () => {
     formError.hidden = true;
+    if (!urlInput.value.trim()) {
+      showFormError('Paste the link of a video first.');
+      urlInput.focus();
+      return;
+    }
     submit.disabled = true;
     const chosen = quality.value;
     const body: CreateDownload = {
@@ -70,7 +109,6 @@ form.addEventListener('submit', (event) => {
     };
     try {
       const download = await client().create(body);
-      storeKey(keyInput.value.trim());
       urlInput.value = '';
       filename.value = '';
       listNote.textContent = '';
@@ -78,8 +116,7 @@ form.addEventListener('submit', (event) => {
       if (cards.size === 1) void loadPage(false);
     } catch (error) {
       if (needsKey(error)) keyRow.hidden = false;
-      formError.textContent = sentenceOf(error);
-      formError.hidden = false;
+      showFormError(needsKey(error) ? keySentence() : sentenceOf(error), needsKey(error));
       (needsKey(error) ? keyInput : urlInput).focus();
     } finally {
       submit.disabled = false;
@@ -87,6 +124,10 @@ form.addEventListener('submit', (event) => {
   })();
 });
 
-keyInput.addEventListener('change', () => void loadPage(false));
+// The key is kept as it is typed, so that it outlives a reload; emptying the field forgets it.
+keyInput.addEventListener('change', () => {
+  storeKey(keyInput.value.trim());
+  void loadPage(false);
+});
 more.addEventListener('click', () => void loadPage(true));
 void loadPage(false);
