@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { createClient, type Download } from '../src/client/index.ts';
 import { checkResponse } from './support/openapi.ts';
 import { unusedPort } from './support/ports.ts';
 import { waitFor } from './support/waiting.ts';
@@ -48,4 +49,20 @@ test('when the mock gets an invalid create, then it answers 400 with a problem',
   const res = await post({ url: 'ftp://media.example.com/clip.mp4' });
   expect(res.status).toBe(400);
   checkResponse({ method: 'POST', pathTemplate: '/downloads', status: res.status, headers: res.headers, body: res.body, hasBody: true });
+});
+
+test("when the SDK watches a download on the mock, then the spec's example stream takes it to completed, each event a Download the spec accepts", async () => {
+  const seen: Download[] = [];
+  for await (const download of createClient({ baseUrl: base }).watch('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')) seen.push(download);
+  expect(seen.map((download) => download.status)).toEqual(['downloading', 'completed']);
+  for (const body of seen) {
+    checkResponse({
+      method: 'GET',
+      pathTemplate: '/downloads/{download_uuid}',
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body,
+      hasBody: true,
+    });
+  }
 });

@@ -20,7 +20,7 @@ export type WatchOptions = { signal?: AbortSignal };
  * of the API process) is opened again with `Last-Event-ID`, and the server sends the current state
  * again, which is yielded only if it differs from the last one yielded; so is a stream that could
  * not be opened for the moment: a refused connection, or a 502, 503 (its Retry-After is honoured)
- * or 504. Tries are bounded: after MAX_RECONNECTS in a row that brought no event, watch throws
+ * or 504. Tries are bounded: after MAX_RECONNECTS in a row that brought no new state, watch throws
  * the last answer's ProblemError, or a 502 one when no answer came.
  */
 export async function* watchDownload(
@@ -56,9 +56,10 @@ export async function* watchDownload(
       if (!body) throw new ProblemError(502, { type: 'about:blank', title: 'Empty stream', status: 502, detail: 'The event stream had no body.' });
       try {
         for await (const event of events(body)) {
-          failures = 0;
           lastEventId = event.id ?? lastEventId;
+          // Only news counts as progress: a stream that ends after repeating the last state again and again is not.
           if (event.data === lastData) continue;
+          failures = 0;
           lastData = event.data;
           const download = JSON.parse(event.data) as Download;
           yield download;
