@@ -58,6 +58,7 @@ describe('POST /downloads', () => {
     ['quality is a height written as a string', { url: 'http://example.com/a.mp4', quality: '720' }, '/body/quality'],
     ['a field is unknown', { url: 'http://example.com/a.mp4', format: 'mp4' }, '/body/format'],
     ['callback_url is not http(s)', { url: 'http://example.com/a.mp4', callback_url: 'javascript:alert(1)' }, '/body/callback_url'],
+    ['the url has port 0', { url: 'http://example.com:0/a.mp4' }, '/body/url'],
   ])('when %s, then 400 names the field and nothing is created', async (_case, body, field) => {
     const before = await counts();
     const res = await app.http.createDownload(body);

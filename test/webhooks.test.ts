@@ -301,6 +301,12 @@ describe('callback_url checks at create', () => {
     expect(await listed(guarded)).toHaveLength(before);
   });
 
+  test('when the callback_url has port 0, where nothing can listen, then the create is a 400', async () => {
+    const res = await guarded.http.createDownload({ url: 'https://videos.example.com/clip.mp4', callback_url: 'https://hooks.example.com:0/hook' });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: '/body/callback_url', message: 'must be an http(s) URL with a host' }]);
+  });
+
   test('when the server has no WEBHOOK_SECRET, then a create with a callback_url is a 400 that names it, and nothing is created', async () => {
     const before = receiver.connections;
     const res = await unsigned.http.createDownload({ url: source.file('/unsigned.mp4', mediaPath('clip.mp4')), callback_url: receiver.hook('/unsigned') });

@@ -12,7 +12,8 @@ export function formatBytes(count: number): string {
     value /= 1000;
     unit++;
   }
-  return `${unit === 0 ? value : value.toFixed(1)} ${UNITS[unit]}`;
+  // One decimal where it says something: 3.1 MB, but 320 KB rather than 320.0 KB.
+  return `${unit === 0 ? value : Number(value.toFixed(1))} ${UNITS[unit]}`;
 }
 
 export function formatDuration(seconds: number): string {

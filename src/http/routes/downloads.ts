@@ -28,12 +28,13 @@ function invalid(field: string, message: string, detail = 'The request is invali
 
 /**
  * The schema's `uri` format is RFC 3986 syntax; what the fetcher will use is the WHATWG URL parser,
- * which also refuses what the syntax allows but no request could go to (a port over 65535, no host).
+ * which also refuses what the syntax allows but no request could go to (a port over 65535, no host);
+ * port 0 it takes, and nothing listens there either.
  */
 function parseHttpUrl(value: string, field: string): URL {
   try {
     const url = new URL(value);
-    if (url.hostname) return url;
+    if (url.hostname && url.port !== '0') return url;
   } catch {
     // Answered below, like a URL without a host.
   }
