@@ -16,10 +16,11 @@ export class LiveCards {
   private readonly streaming = new Map<DownloadCard, AbortController>();
   /** Unfinished cards without a stream, the one to stream next first. */
   private waiting: DownloadCard[] = [];
-  private readonly timer = setInterval(() => void this.refresh(), REFRESH_MS);
   private refreshing = false;
 
-  constructor(private readonly client: () => VideoDownloadClient) {}
+  constructor(private readonly client: () => VideoDownloadClient) {
+    setInterval(() => void this.refresh(), REFRESH_MS);
+  }
 
   /** Follows `card` until its download ends; a card shown on top is the next to stream. */
   add(card: DownloadCard, first: boolean): void {
@@ -36,12 +37,6 @@ export class LiveCards {
     this.waiting = [];
   }
 
-  /** Stops the page's timer; for a page that goes away. */
-  close(): void {
-    this.clear();
-    clearInterval(this.timer);
-  }
-
   private fill(): void {
     while (this.streaming.size < STREAMS && this.waiting.length) void this.stream(this.waiting.shift()!);
   }
@@ -54,7 +49,10 @@ export class LiveCards {
     } catch (error) {
       if (stop.signal.aborted) return;
       card.notice(`${sentenceOf(error)} Trying again.`);
+      // Back to the asking, and to a stream at its next round rather than at once: an error that
+      // comes at once (a key no longer accepted) must not open stream after stream.
       this.waiting.push(card);
+      return;
     } finally {
       if (this.streaming.get(card) === stop) this.streaming.delete(card);
     }
