@@ -4,7 +4,7 @@ import type { paths } from '../../generated/api.ts';
 import { isNetworkError, ProblemError } from './problem.ts';
 import { isFinal, type Download } from './types.ts';
 
-/** Tries in a row that bring no event before watch gives up (the server or the network is gone). */
+/** Tries in a row that bring no new state before watch gives up (the server or the network is gone). */
 const MAX_RECONNECTS = 5;
 /** The wait before a try; it doubles with each try that brought nothing, up to the cap (1, 2, 4, 8, 10 s). */
 const RECONNECT_DELAY_MS = 1_000;
