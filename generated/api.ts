@@ -816,7 +816,11 @@ export interface operations {
                     /**
                      * @example event: download
                      *     id: 1
-                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading", ...}
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading","url":"https://media.example.com/clip.mp4","quality":"best","progress":{"downloaded_bytes":1048576,"total_bytes":5998782,"percent":17.5,"speed_bytes_per_second":2097152,"eta_seconds":2},"file":null,"token":null,"download_url":null,"expires_at":null,"error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:34.100Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":null,"callback":null}
+                     *
+                     *     event: download
+                     *     id: 2
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"completed","url":"https://media.example.com/clip.mp4","quality":"best","progress":{"downloaded_bytes":5998782,"total_bytes":5998782,"percent":100,"speed_bytes_per_second":null,"eta_seconds":null},"file":{"filename":"clip.mp4","content_type":"video/mp4","size_bytes":5998782,"sha256":"5f72e273f6c94d45e5a4c70f1e072a6de7efe1daa5d1110d422419a6b890158b","duration_seconds":60,"width":1280,"height":720},"token":"bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","download_url":"http://127.0.0.1:3000/download/bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","expires_at":"2026-11-24T18:09:36.028Z","error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:36.028Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":"2026-11-23T18:09:36.028Z","callback":null}
                      */
                     "text/event-stream": string;
                 };
