@@ -43,17 +43,22 @@ const HEAD_BYTES = 1024;
 const MAX_PAGE_CANDIDATES = 5;
 
 export async function fetchMedia(ctx: MediaContext): Promise<FetchedMedia> {
-  // Bytes left by an earlier attempt are resumed at once, without asking what the URL is again.
-  const resumable = await resumableDirect(ctx);
-  if (resumable) return fromDirect({ ...ctx, url: resumable });
-  return fetchUrl(ctx, ctx.url, true);
+  try {
+    // Bytes left by an earlier attempt are resumed at once, without asking what the URL is again.
+    const resumable = await resumableDirect(ctx);
+    if (resumable) return await fromDirect({ ...ctx, url: resumable });
+    return await fetchUrl(ctx, ctx.url, true);
+  } catch (error) {
+    // The readers that retry on their own classify their failures where they happen; a connection
+    // failure that reaches here unclassified (the first KiB, read to tell what the URL is, say) is
+    // still the contract's code, not an internal error.
+    throw transportError(error, ctx.signal);
+  }
 }
 
 async function fetchUrl(ctx: MediaContext, url: string, pagesAllowed: boolean): Promise<FetchedMedia> {
   const response = requireStatus(await ctx.http.get(url, { signal: ctx.signal }));
-  const { head, body } = await peek(response.body, HEAD_BYTES, response.floor).catch((error: unknown) => {
-    throw transportError(error, ctx.signal);
-  });
+  const { head, body } = await peek(response.body, HEAD_BYTES, response.floor);
   const opened: SourceResponse = { ...response, body };
   const kind = await detectKind({ url: response.url, contentType: response.headers['content-type'] ?? null, head });
   const target = { ...ctx, url };

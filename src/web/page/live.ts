@@ -4,7 +4,7 @@ import { sentenceOf, type DownloadCard } from './download-card.ts';
 // Keeps the unfinished cards up to date. A browser opens at most six connections to one server
 // (HTTP/1.1), and an event stream holds one for as long as it runs: were every card to stream,
 // six running downloads would leave no connection for creating, cancelling or listing. So the
-// newest few cards stream, and the rest are asked for, one at a time, every few seconds; a card
+// newest few cards stream, and the rest are brought up to date by one list every few seconds; a card
 // takes a stream when one comes free. A stream that fails (the service restarting, say) hands its
 // card back to the asking, which keeps trying quietly until the service answers again.
 
@@ -59,19 +59,22 @@ export class LiveCards {
     this.fill();
   }
 
+  /**
+   * One list of what is unfinished brings every waiting card that is still running up to date; a
+   * card missing from it has ended (or is past the list's 100), and is asked for on its own.
+   */
   private async refresh(): Promise<void> {
-    if (this.refreshing) return;
+    if (this.refreshing || !this.waiting.length) return;
     this.refreshing = true;
     try {
+      const running = await this.client().list({ status: ['queued', 'downloading', 'processing'], limit: 100 });
+      const byId = new Map(running.items.map((download) => [download.id, download]));
       for (const card of [...this.waiting]) {
-        try {
-          card.update(await this.client().get(card.download.id));
-        } catch (error) {
-          card.notice(`${sentenceOf(error)} Trying again.`);
-          break;
-        }
+        card.update(byId.get(card.download.id) ?? (await this.client().get(card.download.id)));
         if (isFinal(card.download)) this.waiting = this.waiting.filter((other) => other !== card);
       }
+    } catch (error) {
+      for (const card of this.waiting) card.notice(`${sentenceOf(error)} Trying again.`);
     } finally {
       this.refreshing = false;
     }
