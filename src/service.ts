@@ -47,8 +47,22 @@ export async function startService(config: Config): Promise<Service> {
   const ffmpeg = config.role === 'api' ? undefined : await resolveFfmpegPath(config.ffmpegPath);
   const log = createLogger(config);
   await mkdir(config.dataDir, { recursive: true });
-  let embedded: EmbeddedDatabase | undefined;
-  const databaseUrl = config.databaseUrl ?? (embedded = await startEmbeddedPostgres(config.dataDir, { warn: (message) => log.warn(message) })).url;
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir, { warn: (message) => log.warn(message) });
+  try {
+    return await startOn(config.databaseUrl ?? embedded!.url, embedded, { config, ffmpeg, log });
+  } catch (error) {
+    // The embedded PostgreSQL runs in a process group of its own: a start that fails after it (a
+    // port already taken) must stop it, or it outlives the process that exits.
+    await embedded?.stop().catch(() => {});
+    throw error;
+  }
+}
+
+async function startOn(
+  databaseUrl: string,
+  embedded: EmbeddedDatabase | undefined,
+  { config, ffmpeg, log }: { config: Config; ffmpeg: string | undefined; log: ReturnType<typeof createLogger> },
+): Promise<Service> {
   await applyMigrationsApart(databaseUrl);
   const prisma = createPrisma(databaseUrl);
   const boss = await startQueue(databaseUrl, config, log);

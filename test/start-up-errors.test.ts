@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -77,6 +77,9 @@ test('when the port is taken, then the service exits 1 with one line that names 
       `The service did not start: Port ${port} on 127.0.0.1 is already in use; set PORT (or HOST) to one that is free.`,
     );
     expect(output).not.toMatch(STACK_FRAME);
+    // The embedded PostgreSQL it had started stopped with it (it runs in a process group of its own).
+    const postmaster = await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').catch(() => '');
+    expect(postmaster).toBe('');
   } finally {
     taken.close();
     await rm(dataDir, { recursive: true, force: true });
