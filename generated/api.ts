@@ -274,7 +274,7 @@ export interface components {
              */
             url: string;
             quality?: components["schemas"]["Quality"];
-            /** @description Base name for the file; path separators and control characters are removed and the extension follows the container. */
+            /** @description Base name for the file; path separators and control characters are removed and the extension follows the container. Without it, the file is named after the page's title, else the name the source gives in its `Content-Disposition`, else the URL's last segment. */
             filename?: string;
             /**
              * Format: uri

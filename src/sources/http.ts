@@ -1,8 +1,10 @@
+import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Agent, errors, request, type buildConnector, type Dispatcher } from 'undici';
+import { buildConnector } from 'undici';
 import { DownloadError } from '../core/errors.ts';
 import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from './address-policy.ts';
-import { guardedConnector } from './guarded-connector.ts';
+import { decodedBody, DOCUMENT_ENCODINGS } from './content-coding.ts';
+import { Exchanges } from './exchange.ts';
 import { SpeedFloor, type MinSpeed } from './speed-floor.ts';
 
 // One HTTP client for every source kind. Redirects are followed here, hop by hop, so that every
@@ -62,30 +64,30 @@ export function requireStatus(response: SourceResponse, accepted?: readonly numb
 }
 
 /**
- * Connects only where `addresses` allows, judged on each lookup's answer. An address literal is not
- * looked up, so whoever connects checks `refusesOnItsFace` first.
+ * An undici connector (for webhooks) that connects only where `addresses` allows, judged on each
+ * lookup's answer. An address literal is not looked up, so whoever connects checks
+ * `refusesOnItsFace` first.
  */
 export function policedConnector(addresses: AddressPolicy, timeoutMs: number): buildConnector.connector {
-  return guardedConnector({ timeout: timeoutMs, ...(addresses.allowsEverything ? {} : { lookup: addresses.lookup }) });
+  return buildConnector({ timeout: timeoutMs, ...(addresses.allowsEverything ? {} : { lookup: addresses.lookup }) });
 }
 
-type GetOptions = { headers?: Record<string, string>; signal?: AbortSignal };
+type GetOptions = {
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** A playlist, a manifest or a page is asked for compressed; media bytes never are. */
+  document?: boolean;
+};
 
 export class SourceHttp {
-  private readonly agent: Agent;
+  private readonly exchanges = new Exchanges();
   readonly addresses: AddressPolicy;
   /** What every download and every response read through this client is held to. */
   readonly minSpeed: MinSpeed;
 
-  constructor(policy: SourcePolicy) {
+  constructor(private readonly policy: SourcePolicy) {
     this.addresses = new AddressPolicy(policy.allowPrivateAddresses);
     this.minSpeed = { bytesPerSecond: policy.minBytesPerSecond, windowMs: policy.idleTimeoutMs };
-    this.agent = new Agent({
-      headersTimeout: policy.idleTimeoutMs,
-      bodyTimeout: policy.idleTimeoutMs,
-      keepAliveTimeout: 10_000,
-      connect: policedConnector(this.addresses, policy.connectTimeoutMs),
-    });
   }
 
   async get(url: string, options: GetOptions = {}): Promise<SourceResponse> {
@@ -100,34 +102,48 @@ export class SourceHttp {
         throw new DownloadError('unsupported_source', `The source refers to a ${target.protocol} URL, which is not fetched.`);
       }
       if (this.addresses.refusesOnItsFace(target)) throw blockedAddress(target.hostname);
-      let response: Dispatcher.ResponseData;
+      let response: IncomingMessage;
       try {
-        response = await request(current, {
-          method: 'GET',
-          dispatcher: this.agent,
-          headers: { 'user-agent': 'video-download-service', ...options.headers },
+        response = await this.exchanges.get(target, {
+          headers: {
+            'user-agent': 'video-download-service',
+            'accept-encoding': options.document ? DOCUMENT_ENCODINGS : 'identity',
+            ...options.headers,
+          },
           signal: options.signal,
+          lookup: this.addresses.allowsEverything ? undefined : this.addresses.lookup,
+          connectTimeoutMs: this.policy.connectTimeoutMs,
+          idleTimeoutMs: this.policy.idleTimeoutMs,
         });
       } catch (error) {
         throw transportError(error, options.signal);
       }
+      // Whoever reads the body hears of its failure; until someone does, it must not go unheard.
+      response.on('error', () => {});
       const location = response.headers.location;
-      if (!REDIRECTS.has(response.statusCode) || typeof location !== 'string') {
-        return { url: current, status: response.statusCode, headers: flatten(response.headers), body: response.body, floor: new SpeedFloor(this.minSpeed) };
-      }
-      await response.body.dump();
+      const status = response.statusCode ?? 0;
+      if (!REDIRECTS.has(status) || typeof location !== 'string') return opened(current, response, this.minSpeed);
+      // A redirect's body is not wanted, and may be endless: the connection goes with it.
+      response.destroy();
       if (hop >= MAX_REDIRECTS) throw new DownloadError('source_http_error', `The source redirected more than ${MAX_REDIRECTS} times.`);
       current = new URL(location, current).toString();
     }
   }
 
   close(): Promise<void> {
-    return this.agent.close();
+    this.exchanges.close();
+    return Promise.resolve();
   }
 }
 
-function flatten(headers: Dispatcher.ResponseData['headers']): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
+/** The response as readers take it: its body decoded, and a length only where it counts the bytes they get. */
+function opened(url: string, response: IncomingMessage, minSpeed: MinSpeed): SourceResponse {
+  const headers: Record<string, string | undefined> = Object.fromEntries(
+    Object.entries(response.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]),
+  );
+  const decoded = decodedBody(response);
+  if (decoded) delete headers['content-length'];
+  return { url, status: response.statusCode ?? 0, headers, body: decoded ?? response, floor: new SpeedFloor(minSpeed) };
 }
 
 function blockedAddress(host: string): DownloadError {
@@ -143,20 +159,22 @@ function httpStatusError(status: number): DownloadError {
 /** Maps a failure of the connection (before or during the body) to the contract's codes. */
 export function transportError(error: unknown, signal?: AbortSignal): unknown {
   if (signal?.aborted || error instanceof DownloadError) return signal?.reason ?? error;
-  const withCause = error as { code?: string; cause?: { code?: string; host?: string }; host?: string };
+  const withCause = error as { code?: string; cause?: { code?: string; host?: string }; host?: string; hostname?: string };
   const code = withCause.code ?? '';
   if (code === BLOCKED_ADDRESS || withCause.cause?.code === BLOCKED_ADDRESS) {
-    return blockedAddress(withCause.host ?? withCause.cause?.host ?? 'source');
-  }
-  if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError || error instanceof errors.ConnectTimeoutError) {
-    return new DownloadError('source_timeout', 'The source stopped responding.', true);
+    return blockedAddress(withCause.host ?? withCause.hostname ?? withCause.cause?.host ?? 'source');
   }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return new DownloadError('source_unreachable', 'The source host name could not be resolved.', code === 'EAI_AGAIN');
   }
-  if (error instanceof errors.SocketError || /^E(CONN|PIPE|HOSTUNREACH|NETUNREACH|TIMEDOUT)/.test(code) || code.startsWith('UND_ERR')) {
-    return new DownloadError('source_unreachable', `The connection to the source failed (${code || 'closed'}).`, true);
+  if (/^E(CONN|PIPE|HOSTUNREACH|NETUNREACH|TIMEDOUT)/.test(code) || code === 'ERR_STREAM_PREMATURE_CLOSE' || code.startsWith('UND_ERR')) {
+    return new DownloadError('source_unreachable', `The connection to the source failed (${code}).`, true);
   }
-  if (/CERT|SSL|TLS/.test(code)) return new DownloadError('source_unreachable', `TLS with the source failed (${code}).`);
+  if (code.startsWith('HPE_')) return new DownloadError('source_http_error', `The source's answer is not valid HTTP (${code}).`);
+  // zlib's codes, and brotli's (ERR__ERROR_FORMAT_...), for a body that does not decode.
+  if (code.startsWith('Z_') || code.startsWith('ERR__ERROR') || code === 'ERR_BROTLI_DECOMPRESSION_FAILED') {
+    return new DownloadError('unsupported_source', `The source's compressed answer could not be decoded (${code}).`);
+  }
+  if (/CERT|SSL|TLS|UNABLE_TO_/.test(code)) return new DownloadError('source_unreachable', `TLS with the source failed (${code}).`);
   return error;
 }

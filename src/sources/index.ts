@@ -34,7 +34,7 @@ export type FetchedMedia = FetchedFile & {
   durationSeconds: number | null;
   width: number | null;
   height: number | null;
-  /** The page's title, when the media came from a page; a better file name than the URL's. */
+  /** A better file name than the URL's: the page's title, or the name a direct file's source gave it. */
   title: string | null;
 };
 
@@ -102,7 +102,7 @@ async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<F
     ctx.phaseEnded('remux');
     const described = await describe(ctx.ffmpeg, remuxed, ctx.signal);
     ctx.phaseEnded('probe');
-    return { ...described, declaredType: remuxed.mime, title: null, source: 'direct' };
+    return { ...described, declaredType: remuxed.mime, title: fetched.dispositionName, source: 'direct' };
   }
   // The file is handed back as it came, so ffmpeg must find audio or video in it: a container's
   // first bytes with nothing playable behind them (a forged or cut-off file) are no download.
@@ -115,14 +115,15 @@ async function fromDirect(ctx: MediaContext, opened?: SourceResponse): Promise<F
     throw new DownloadError('unsupported_source', `No playable video or audio was found at ${ctx.url} (${reason}).`);
   }
   ctx.phaseEnded('probe');
+  const { dispositionName, ...file } = fetched;
   return {
-    ...fetched,
+    ...file,
     mime: container.mime,
     ext: container.ext,
     durationSeconds: info.durationSeconds,
     width: info.width,
     height: info.height,
-    title: null,
+    title: dispositionName,
     source: 'direct',
   };
 }
@@ -138,7 +139,8 @@ async function fromPage(ctx: MediaContext, pageUrl: string, html: string): Promi
   let lastError: DownloadError | undefined;
   for (const candidate of candidates.slice(0, MAX_PAGE_CANDIDATES)) {
     try {
-      return { ...(await fetchUrl(ctx, candidate, false)), title, source: 'html' };
+      const media = await fetchUrl(ctx, candidate, false);
+      return { ...media, title: title ?? media.title, source: 'html' };
     } catch (error) {
       // A dead or unusable candidate gives way to the next; anything else (a stall, a full disk,
       // a shutdown) is the download's own problem and ends it here.

@@ -33,9 +33,18 @@ async function readWhole(response: SourceResponse, limit: BodyLimit, signal: Abo
   return Buffer.concat(chunks);
 }
 
-/** The body of a GET of `url`, whole; `url` in the result is where it really came from, after redirects. */
-export async function fetchWhole(http: SourceHttp, url: string, limit: BodyLimit, signal: AbortSignal): Promise<{ url: string; body: Buffer }> {
-  const response = requireStatus(await http.get(url, { signal }));
+/**
+ * The body of a GET of `url`, whole; `url` in the result is where it really came from, after
+ * redirects. A `document` (playlist, manifest, page) is asked for compressed.
+ */
+export async function fetchWhole(
+  http: SourceHttp,
+  url: string,
+  limit: BodyLimit,
+  signal: AbortSignal,
+  document = false,
+): Promise<{ url: string; body: Buffer }> {
+  const response = requireStatus(await http.get(url, { signal, document }));
   return { url: response.url, body: await readWhole(response, limit, signal) };
 }
 
@@ -46,6 +55,6 @@ export async function readDocument(response: SourceResponse, kind: DocumentKind,
 
 /** A document fetched whole, as text, with the URL it really came from. */
 export async function fetchDocument(http: SourceHttp, url: string, kind: DocumentKind, signal: AbortSignal): Promise<{ url: string; text: string }> {
-  const fetched = await fetchWhole(http, url, documentLimit(kind), signal);
+  const fetched = await fetchWhole(http, url, documentLimit(kind), signal, true);
   return { url: fetched.url, text: fetched.body.toString('utf8') };
 }

@@ -28,6 +28,9 @@ export type FetchedFile = {
   declaredType: string | null;
 };
 
+/** A direct file also carries the name its source gave it, if any. */
+export type FetchedDirectFile = FetchedFile & { dispositionName: string | null };
+
 // Streams (HLS, DASH) are planned first, as tracks of segments, and then fetched the same way
 // whatever the manifest format was.
 
