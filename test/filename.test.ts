@@ -1,4 +1,5 @@
 import { cleanFileName, fileNameFor } from '../src/downloads/filename.ts';
+import { dispositionName } from '../src/sources/direct/disposition.ts';
 
 // A name a user will see in a file manager or a browser's download bar: nothing in it may change
 // how the rest of it is shown.
@@ -37,5 +38,30 @@ describe('fileNameFor', () => {
     expect(name).toMatch(/ wd4pm\.exe\.mp4$/);
     // What was "../../" is neither a path nor a name starting with dots.
     expect(name).toMatch(/^etc /);
+  });
+});
+
+describe('dispositionName', () => {
+  test.each([
+    ['a quoted filename', 'attachment; filename="Holiday clip.mp4"', 'Holiday clip'],
+    ['filename* in UTF-8, which wins over filename', `attachment; filename="video.mp4"; filename*=UTF-8''v%C3%ADdeo%20%E5%8B%95%E7%94%BB.mp4`, 'vídeo 動画'],
+    ['a token filename without extension', 'inline; filename=clip', 'clip'],
+  ])('when a source sends %s, then its name without the extension names the file', (_what, header, name) => {
+    expect(dispositionName(header)).toBe(name);
+  });
+
+  test.each([
+    ['no header', undefined],
+    ['no filename', 'attachment'],
+    ['an empty filename', 'attachment; filename=""'],
+    ['a header that does not parse', 'attachment; filename="unterminated'],
+    ['only an extension', 'attachment; filename=".mp4"'],
+  ])('when a source sends %s, then it gives no name', (_what, header) => {
+    expect(dispositionName(header)).toBeNull();
+  });
+
+  test('when the name tries to climb out of its folder, then the file name keeps none of its separators', () => {
+    const name = dispositionName('attachment; filename="../../etc/passwd.mp4"');
+    expect(fileNameFor(name, 'http://example.com/x.mp4', 'mp4')).toBe('etc passwd.mp4');
   });
 });

@@ -4,8 +4,9 @@ import { startTestService, type TestService } from './support/api.ts';
 import { mediaPath } from './support/media.ts';
 import { downloadToEnd, expectNothingStored } from './support/outcomes.ts';
 
-// A source that declares more bytes than it sends and closes the connection: undici 7 asserted on
-// such a close while the body was paused, from a socket listener, which ended the whole process.
+// A source that declares more bytes than it sends and closes the connection while the service has
+// not read its body yet: the client once asserted on such a close, from a socket listener, which
+// ended the whole process.
 
 let app: TestService;
 let source: net.Server;
