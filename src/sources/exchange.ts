@@ -1,6 +1,6 @@
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import { DownloadError } from '../core/errors.ts';
 
 // One GET over Node's own HTTP client. Its back-pressure stops reading the socket (the kernel
@@ -59,27 +59,50 @@ export class Exchanges {
       // A socket may report an error after its response has ended (a reset after the last byte),
       // when nobody waits for it any more: it is heard here, and never thrown as an 'error' event.
       request.on('error', reject);
-      request.on('socket', (socket) => {
-        if (!socket.connecting) return;
-        const timer = setTimeout(() => request.destroy(timeout('The connection to the source timed out.')), options.connectTimeoutMs);
-        socket.once('connect', () => clearTimeout(timer)).once('close', () => clearTimeout(timer));
-      });
-      request.setTimeout(options.idleTimeoutMs, () => {
-        const response = (request as { res?: IncomingMessage }).res;
-        // A body that waits on its reader is not the source's delay: the wait starts again.
-        if (response && !response.complete && waitsOnReader(response)) return void request.setTimeout(options.idleTimeoutMs);
-        // The body's reader learns why it ended, rather than that the connection was cut.
-        response?.destroy(timeout('The source stopped responding.'));
-        request.destroy(timeout('The source stopped responding.'));
-      });
+      request.on('socket', (socket) => watch(request, socket, options));
       request.on('response', resolve);
     });
     return { request, response };
   }
 }
 
+/**
+ * Holds the connection to its connect timeout, then to the idle timeout: the source must send
+ * something (headers, body bytes) within every idle period, except while its body waits on the
+ * service's reader, which is not the source's delay. A pooled socket keeps none of this.
+ */
+function watch(request: ClientRequest, socket: Socket, options: ExchangeOptions): void {
+  // The period in which the reader catches up is not held against the source either.
+  let readerWasBehind = false;
+  const idle = () => {
+    const response = (request as { res?: IncomingMessage }).res;
+    const readerBehind = response !== undefined && !response.complete && waitsOnReader(response);
+    if (readerBehind || readerWasBehind) {
+      readerWasBehind = readerBehind;
+      socket.setTimeout(options.idleTimeoutMs);
+      return;
+    }
+    const error = timeout('The source stopped responding.');
+    // The body's reader learns why it ended, rather than that the connection was cut.
+    response?.destroy(error);
+    request.destroy(error);
+  };
+  const watchIdle = () => void socket.setTimeout(options.idleTimeoutMs).on('timeout', idle);
+  // Let go before the pool hands the socket to another request (the agent resets its timeout).
+  const unwatch = () => void socket.off('timeout', idle);
+  request.once('response', (response: IncomingMessage) => response.once('end', unwatch).once('close', unwatch)).once('close', unwatch);
+  if (!socket.connecting) return watchIdle();
+  const timer = setTimeout(() => request.destroy(timeout('The connection to the source timed out.')), options.connectTimeoutMs);
+  socket.once('connect', () => {
+    clearTimeout(timer);
+    watchIdle();
+  });
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/** Node's client stops reading the socket once a body holds this much that nobody has read. */
 function waitsOnReader(response: IncomingMessage): boolean {
-  return response.readableLength >= response.readableHighWaterMark || response.isPaused();
+  return response.readableLength >= response.readableHighWaterMark;
 }
 
 function timeout(message: string): DownloadError {

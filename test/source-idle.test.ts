@@ -1,0 +1,65 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DownloadError } from '../src/core/errors.ts';
+import { SourceHttp, contentLength, requireWholeBody, type SourceResponse } from '../src/sources/http.ts';
+
+// The idle timeout holds the source to sending, not the service to reading: a body that waits on
+// its reader (while the service decides what a URL is, or its disk catches up) is not stalled, and
+// a source that stalls once the reader is ready again is.
+
+const IDLE_MS = 500;
+const SENT = 300_000;
+
+let server: http.Server;
+let origin: string;
+let client: SourceHttp;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const whole = req.url === '/whole';
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': whole ? SENT : SENT * 10 });
+    // /whole sends everything; /stalls sends a tenth of what it declares and then nothing.
+    if (whole) res.end(Buffer.alloc(SENT, 1));
+    else res.write(Buffer.alloc(SENT, 1));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  client = new SourceHttp({ allowPrivateAddresses: true, connectTimeoutMs: 5_000, idleTimeoutMs: IDLE_MS, minBytesPerSecond: 0 });
+});
+
+afterAll(async () => {
+  await client.close();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+/** Reads the body after leaving it unread for `waitMs`; resolves with the bytes read, or the error and when it came. */
+async function readLate(response: SourceResponse, waitMs: number): Promise<{ bytes: number; error?: unknown; afterReadingMs: number }> {
+  response.body.pause();
+  await sleep(waitMs);
+  const started = Date.now();
+  let bytes = 0;
+  try {
+    for await (const chunk of response.body) bytes += (chunk as Buffer).length;
+    requireWholeBody(response, bytes, contentLength(response));
+    return { bytes, afterReadingMs: Date.now() - started };
+  } catch (error) {
+    return { bytes, error, afterReadingMs: Date.now() - started };
+  }
+}
+
+test('when a whole body waits unread for several idle timeouts, then it is still read whole', async () => {
+  const outcome = await readLate(await client.get(`${origin}/whole`), IDLE_MS * 4 + 50);
+  expect(outcome).toEqual({ bytes: SENT, afterReadingMs: expect.any(Number) });
+});
+
+test('when a body waits unread for several idle timeouts and the source then stalls, then reading ends as source_timeout about one idle timeout after the last byte', async () => {
+  const outcome = await readLate(await client.get(`${origin}/stalls`), IDLE_MS * 4 + 50);
+  expect(outcome.bytes).toBe(SENT);
+  expect(outcome.error).toBeInstanceOf(DownloadError);
+  expect(outcome.error).toMatchObject({ code: 'source_timeout', retryable: true });
+  // Not at once when the reader comes back (its wait is not the source's), and not never.
+  expect(outcome.afterReadingMs).toBeGreaterThanOrEqual(IDLE_MS * 0.8);
+  expect(outcome.afterReadingMs).toBeLessThan(IDLE_MS * 6);
+});
