@@ -61,6 +61,11 @@ export class Exchanges {
       request.on('error', reject);
       request.on('socket', (socket) => watch(request, socket, options));
       request.on('response', resolve);
+      // A plain GET asks for no other protocol: a source that switches anyway is refused, its socket closed.
+      request.on('upgrade', (response: IncomingMessage, socket: Socket) => {
+        socket.destroy();
+        reject(new DownloadError('source_http_error', `The source answered ${response.statusCode} to a plain GET, switching to another protocol.`));
+      });
     });
     return { request, response };
   }

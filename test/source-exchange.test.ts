@@ -4,9 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DownloadError } from '../src/core/errors.ts';
 import { SourceHttp, contentLength, requireWholeBody, type SourceResponse } from '../src/sources/http.ts';
 
-// The idle timeout holds the source to sending, not the service to reading: a body that waits on
-// its reader (while the service decides what a URL is, or its disk catches up) is not stalled, and
-// a source that stalls once the reader is ready again is.
+// One exchange with a source, as the service sees it. The idle timeout holds the source to
+// sending, not the service to reading: a body that waits on its reader (while the service decides
+// what a URL is, or its disk catches up) is not stalled, and a source that stalls once the reader
+// is ready again is. Answers that are no answer to a GET end it at once.
 
 const IDLE_MS = 500;
 const SENT = 300_000;
@@ -17,6 +18,11 @@ let client: SourceHttp;
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
+    if (req.url === '/switches') {
+      // Node's server would not switch on its own: the socket is taken over, as a hostile source would.
+      req.socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nsome bytes');
+      return;
+    }
     const whole = req.url === '/whole';
     res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': whole ? SENT : SENT * 10 });
     // /whole sends everything; /stalls sends a tenth of what it declares and then nothing.
@@ -62,4 +68,10 @@ test('when a body waits unread for several idle timeouts and the source then sta
   // Not at once when the reader comes back (its wait is not the source's), and not never.
   expect(outcome.afterReadingMs).toBeGreaterThanOrEqual(IDLE_MS * 0.8);
   expect(outcome.afterReadingMs).toBeLessThan(IDLE_MS * 6);
+});
+
+test('when a source answers a GET with 101 Switching Protocols, then the request fails as source_http_error at once instead of waiting', async () => {
+  const started = Date.now();
+  await expect(client.get(`${origin}/switches`)).rejects.toMatchObject({ code: 'source_http_error', retryable: false });
+  expect(Date.now() - started).toBeLessThan(IDLE_MS);
 });
