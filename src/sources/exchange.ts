@@ -58,7 +58,13 @@ export class Exchanges {
     const response = new Promise<IncomingMessage>((resolve, reject) => {
       // A socket may report an error after its response has ended (a reset after the last byte),
       // when nobody waits for it any more: it is heard here, and never thrown as an 'error' event.
-      request.on('error', reject);
+      // Before the end, a body whose length is its connection's close was cut by that error, not
+      // ended, though Node's client would finish it as whole.
+      request.on('error', (error) => {
+        const response = (request as { res?: IncomingMessage }).res;
+        if (response && !response.complete) response.destroy(error);
+        reject(error);
+      });
       request.on('socket', (socket) => watch(request, socket, options));
       request.on('response', resolve);
       // A plain GET asks for no other protocol: a source that switches anyway is refused, its socket closed.
