@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DownloadError } from '../src/core/errors.ts';
 import { SourceHttp, contentLength, requireWholeBody, type SourceResponse } from '../src/sources/http.ts';
@@ -16,8 +16,21 @@ let server: http.Server;
 let origin: string;
 let client: SourceHttp;
 
+let silent: net.Server;
+let silentOrigin: string;
+
 beforeAll(async () => {
+  // Takes the request and says nothing more, after half a status line for /half-headers.
+  silent = net.createServer((socket) => {
+    socket.on('error', () => {});
+    socket.once('data', (request) => {
+      if (request.toString('latin1').startsWith('GET /half-headers')) socket.write('HTTP/1.1 200 OK\r\nContent-Type: vid');
+    });
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  silentOrigin = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
   server = http.createServer((req, res) => {
+    if (req.url === '/bad-location') return void res.writeHead(302, { location: 'http://[::1' }).end();
     if (req.url === '/switches') {
       // Node's server would not switch on its own: the socket is taken over, as a hostile source would.
       req.socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nsome bytes');
@@ -35,6 +48,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await new Promise((resolve) => silent.close(resolve));
   await client.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
@@ -74,4 +88,17 @@ test('when a source answers a GET with 101 Switching Protocols, then the request
   const started = Date.now();
   await expect(client.get(`${origin}/switches`)).rejects.toMatchObject({ code: 'source_http_error', retryable: false });
   expect(Date.now() - started).toBeLessThan(IDLE_MS);
+});
+
+test.each(['/no-headers', '/half-headers'])(
+  'when a source takes the request and then says nothing (%s), then the request fails as source_timeout after the idle timeout',
+  async (path) => {
+    const started = Date.now();
+    await expect(client.get(`${silentOrigin}${path}`)).rejects.toMatchObject({ code: 'source_timeout', retryable: true });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(IDLE_MS * 0.8);
+  },
+);
+
+test('when a source redirects to something that is not a URL, then the request fails as source_http_error, not as an internal error', async () => {
+  await expect(client.get(`${origin}/bad-location`)).rejects.toMatchObject({ code: 'source_http_error', retryable: false });
 });

@@ -61,7 +61,7 @@ export class Exchanges {
       // Before the end, a body whose length is its connection's close was cut by that error, not
       // ended, though Node's client would finish it as whole.
       request.on('error', (error) => {
-        const response = (request as { res?: IncomingMessage }).res;
+        const response = responseOf(request);
         if (response && !response.complete) response.destroy(error);
         reject(error);
       });
@@ -86,7 +86,7 @@ function watch(request: ClientRequest, socket: Socket, options: ExchangeOptions)
   // The period in which the reader catches up is not held against the source either.
   let readerWasBehind = false;
   const idle = () => {
-    const response = (request as { res?: IncomingMessage }).res;
+    const response = responseOf(request);
     const readerBehind = response !== undefined && !response.complete && waitsOnReader(response);
     if (readerBehind || readerWasBehind) {
       readerWasBehind = readerBehind;
@@ -109,6 +109,11 @@ function watch(request: ClientRequest, socket: Socket, options: ExchangeOptions)
     watchIdle();
   });
   socket.once('close', () => clearTimeout(timer));
+}
+
+/** The response once its headers have come (Node's client holds null until then). */
+function responseOf(request: ClientRequest): IncomingMessage | undefined {
+  return (request as { res?: IncomingMessage | null }).res ?? undefined;
 }
 
 /** Node's client stops reading the socket once a body holds this much that nobody has read. */

@@ -126,6 +126,9 @@ export class SourceHttp {
       // A redirect's body is not wanted, and may be endless: the connection goes with it.
       response.destroy();
       if (hop >= MAX_REDIRECTS) throw new DownloadError('source_http_error', `The source redirected more than ${MAX_REDIRECTS} times.`);
+      if (!URL.canParse(location, current)) {
+        throw new DownloadError('source_http_error', `The source redirected to ${JSON.stringify(location.slice(0, 200))}, which is not a URL.`);
+      }
       current = new URL(location, current).toString();
     }
   }
