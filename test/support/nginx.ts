@@ -4,6 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import getPort from 'get-port';
 import { findExecutable } from '../../src/core/executables.ts';
+import { decodedPath } from './request-target.ts';
 
 // Debian's nginx (apt-get install nginx), run with a generated configuration in a directory of
 // its own: one worker process, sendfile on, every path it writes to inside that directory, so it
@@ -44,15 +45,6 @@ export type NginxRequest = {
 };
 
 const LOG_FORMAT = `log_format vds_test escape=json '{"method":"$request_method","target":"$request_uri","status":"$status","range":"$http_range","ifRange":"$http_if_range","acceptEncoding":"$http_accept_encoding","contentEncoding":"$sent_http_content_encoding","bodyBytes":"$body_bytes_sent","connection":"$connection","connectionRequests":"$connection_requests"}';`;
-
-function decodedPath(target: string): string {
-  const bare = target.split('?')[0]!;
-  try {
-    return decodeURIComponent(bare);
-  } catch {
-    return bare;
-  }
-}
 
 function parseLogLine(line: string): NginxRequest {
   const raw = JSON.parse(line) as Record<string, string>;

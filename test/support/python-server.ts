@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import getPort from 'get-port';
+import { decodedPath } from './request-target.ts';
 
 // Python's own file server, as the README's walk-through runs it: `python3 -m http.server`, which
 // speaks HTTP/1.0 (one response per connection, no keep-alive), ignores Range and knows no ETag.
@@ -27,15 +28,6 @@ export type PythonServer = {
 
 // 127.0.0.1 - - [25/Nov/2026 09:52:01] "GET /clip.mp4 HTTP/1.1" 200 -
 const REQUEST_LINE = /^\S+ - - \[[^\]]*\] "(\S+) (\S+) HTTP\/[\d.]+" (\d{3}) /;
-
-function decodedPath(target: string): string {
-  const bare = target.split('?')[0]!;
-  try {
-    return decodeURIComponent(bare);
-  } catch {
-    return bare;
-  }
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
