@@ -67,12 +67,9 @@ export async function downloadAtOnce(service: Downloader, urls: readonly string[
 /** A finished download, with what it was: a name for messages, the request target it asked for, and the file it must be. */
 export type Fetched = { label: string; target: string; source: string; done: Download };
 
-/** How many downloads of each size go at once, after each size has gone alone. */
-export const AT_ONCE = 4;
-
 /**
  * Downloads every size (SIZES unless told) from `origin`: each alone, one after another, then
- * AT_ONCE of each, all at once. `target` gives the request target of download `n` of a size.
+ * `atOnce` of each, all at once. `target` gives the request target of download `n` of a size.
  */
 export async function downloadEverySize(
   service: Downloader,
@@ -80,6 +77,7 @@ export async function downloadEverySize(
   media: Record<SizedMediaName, string>,
   target: (size: SizedMediaName, n: number) => string,
   sizes: readonly SizedMediaName[] = SIZES,
+  atOnce = 4,
 ): Promise<Fetched[]> {
   const fetched: Fetched[] = [];
   for (const size of sizes) {
@@ -88,7 +86,7 @@ export async function downloadEverySize(
     fetched.push({ label: `${size} alone`, target: one, source: media[size], done: done! });
   }
   const together = sizes.flatMap((size) =>
-    Array.from({ length: AT_ONCE }, (_, i) => ({ size, label: `${size} at once #${i + 1}`, target: target(size, nextDownload()) })),
+    Array.from({ length: atOnce }, (_, i) => ({ size, label: `${size} at once #${i + 1}`, target: target(size, nextDownload()) })),
   );
   const done = await downloadAtOnce(
     service,
