@@ -61,11 +61,16 @@ async function serve(handler: RawHandler): Promise<RawServer> {
   return server;
 }
 
-/** The process still answers: an unknown download is a 404, not a refused connection. */
+/** The process still answers: an unknown download is a 404, not a refused connection. When it is gone, what it last printed says why. */
 async function expectStillAnswering(): Promise<void> {
-  const res = await proc.http.getDownload('00000000-0000-4000-8000-000000000000');
+  const res = await proc.http.getDownload('00000000-0000-4000-8000-000000000000').catch((error: unknown) => {
+    throw new Error(`the service process no longer answers (${String(error)}); it last printed:\n${proc.output().slice(-4000)}`);
+  });
   expect(res.status).toBe(404);
 }
+
+// A test that finds the process gone says so, rather than failing on a refused connection.
+beforeEach(() => expectStillAnswering());
 
 const fileOf = (target: string): { name: string; data: Buffer } => {
   const name = path.basename(target.split('?')[0]!);
