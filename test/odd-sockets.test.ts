@@ -249,6 +249,58 @@ describe('a resumption that meets another file', () => {
     60_000,
   );
 
+  test('when a download is cut off half-way and the resuming 206 keeps the ETag but names another whole length, then the download starts over and is that other file whole, never a splice', async () => {
+    // The source lies: another, longer file under the first file's ETag and date, so that its rest could follow the bytes on disk.
+    const other = () => bytes.get('few-mb.mp4')!;
+    const server = await serve(async (request, socket) => {
+      if (server.requestsFor(request.target).length === 1) return cutOff(socket, original());
+      const from = Math.min(rangeStart(request), other().length - 1);
+      await written(socket, Buffer.concat([Buffer.from(fileHead(other(), from, [], etagOf(original())), 'latin1'), other().subarray(from)]));
+      return true;
+    });
+    const target = `/media/above-64k.mp4?download=${nextDownload()}`;
+    const [done] = await downloadAtOnce(service, [server.url + target]);
+    expect({ ...outcome(done!), asked: asked(server, target) }).toEqual({
+      status: 'completed',
+      attempts: 2,
+      error: null,
+      asked: ['whole', 'the rest', 'whole'],
+    });
+    const fetched = [{ label: 'other file', target, source: media['few-mb.mp4'], done: done! }];
+    await expectWhole(service, fetched, () => 2);
+    await forget(service, fetched);
+  }, 60_000);
+
+  test('when a download is cut off half-way and the resuming 206, delimited by its close, runs on past its Content-Range, then no byte past the file reaches it and the download fails as source_http_error', async () => {
+    const server = await serve(async (request, socket) => {
+      if (server.requestsFor(request.target).length === 1) return cutOff(socket, original());
+      const data = original();
+      const from = rangeStart(request);
+      const head = [
+        'HTTP/1.1 206 Partial Content',
+        `Content-Range: bytes ${from}-${data.length - 1}/${data.length}`,
+        'Content-Type: video/mp4',
+        `ETag: ${etagOf(data)}`,
+        'Connection: close',
+        '',
+        '',
+      ];
+      await written(socket, Buffer.concat([Buffer.from(head.join('\r\n'), 'latin1'), data.subarray(from), Buffer.from('JUNK!JUNK!')]));
+      socket.end();
+      return false;
+    });
+    const target = `/media/above-64k.mp4?download=${nextDownload()}`;
+    const [done] = await downloadAtOnce(service, [server.url + target]);
+    expect(outcome(done!)).toEqual({
+      status: 'failed',
+      attempts: 2,
+      error: expect.stringMatching(/^source_http_error: The source sent more than the \d+ bytes/),
+    });
+    expect(done!.error?.retryable).toBe(false);
+    expect(asked(server, target)).toEqual(['whole', 'the rest']);
+    await expectStillAnswering();
+  }, 60_000);
+
   test('when a download is cut off half-way and the source answers the resuming Range with a 200 and the whole file, then the download is that file whole, not the part on disk and the whole file after it', async () => {
     const server = await serve(async (request, socket) => {
       const { data } = fileOf(request.target);

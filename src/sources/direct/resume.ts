@@ -10,6 +10,8 @@ import type { SourceContext } from '../types.ts';
 const PARTIAL = 'direct.part';
 /** The URL the partial file comes from, which is not the download's URL when that was a page. */
 const PARTIAL_SOURCE = 'direct.url';
+/** The whole file's length as the answer that started the partial file gave it, when it did. */
+const PARTIAL_LENGTH = 'direct.length';
 
 export type Resumption = {
   response: SourceResponse;
@@ -50,7 +52,13 @@ export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse)
     have = 0;
     response = await request(ctx, have);
   }
-  if (have > 0 && (response.status !== 206 || startOfContentRange(response.headers['content-range']) !== have || !sameVersion(ctx, response))) {
+  if (
+    have > 0 &&
+    (response.status !== 206 ||
+      startOfContentRange(response.headers['content-range']) !== have ||
+      !sameVersion(ctx, response) ||
+      !(await sameLength(ctx, totalFromContentRange(response.headers['content-range']))))
+  ) {
     // The source ignored the range, or the file changed (If-Range, or a source that ignores
     // If-Range but says which version it sent): start again from zero.
     have = 0;
@@ -60,16 +68,27 @@ export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse)
     }
   }
   requireStatus(response, [200, 206]);
-  if (have === 0) await startOver(ctx, response);
   const total = response.status === 206 ? totalFromContentRange(response.headers['content-range']) : contentLength(response);
+  if (have === 0) await startOver(ctx, response, total);
   return { response, from: have, total, complete: false };
 }
 
-/** Empties the partial file and remembers what a later attempt resumes from: this URL, this version of its file. */
-async function startOver(ctx: SourceContext, response: SourceResponse): Promise<void> {
+/** Empties the partial file and remembers what a later attempt resumes from: this URL, this version of its file, this length. */
+async function startOver(ctx: SourceContext, response: SourceResponse, total: number | null): Promise<void> {
   await truncate(partialFile(ctx)).catch(() => {});
   await writeFile(path.join(ctx.workDir, PARTIAL_SOURCE), ctx.url);
+  await writeFile(path.join(ctx.workDir, PARTIAL_LENGTH), total === null ? '' : String(total));
   await ctx.rememberValidator(resumeValidator(response.headers));
+}
+
+/**
+ * Whether a resumed range is of a file as long as the one the bytes on disk began: a source may
+ * keep its validator while the file changes (or lie about it), and a file of another length is
+ * another file, whatever its validator says.
+ */
+async function sameLength(ctx: SourceContext, total: number | null): Promise<boolean> {
+  const recorded = await readFile(path.join(ctx.workDir, PARTIAL_LENGTH), 'utf8').catch(() => '');
+  return recorded === '' || total === null || Number(recorded) === total;
 }
 
 function request(ctx: SourceContext, from: number): Promise<SourceResponse> {

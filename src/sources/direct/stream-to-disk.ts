@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { DownloadError } from '../../core/errors.ts';
 import { hashOfFile } from '../../storage/hash.ts';
 import { ByteMeter, tooLarge } from '../byte-meter.ts';
 import { discard, requireWholeBody, transportError } from '../http.ts';
@@ -25,6 +26,12 @@ export async function streamToDisk(ctx: SourceContext, file: string, { response,
   const meter = new ByteMeter(ctx, total, from);
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, done) {
+      // Bytes past the file's end (a 206 whose body runs on past its Content-Range) never reach
+      // the file: a later attempt would resume after them.
+      if (total !== null && meter.bytes + chunk.length > total) {
+        done(new DownloadError('source_http_error', `The source sent more than the ${total} bytes it said the file has.`));
+        return;
+      }
       try {
         meter.add(chunk.length);
       } catch (error) {
