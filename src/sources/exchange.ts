@@ -11,6 +11,9 @@ import { DownloadError } from '../core/errors.ts';
 // from a socket listener, which ended the process (fixed in undici 8, which needs Node 22).
 
 export type ExchangeOptions = {
+  /** GET unless told; a body goes with a POST. */
+  method?: 'GET' | 'POST';
+  body?: string;
   headers: Record<string, string>;
   signal?: AbortSignal;
   lookup?: LookupFunction;
@@ -29,7 +32,7 @@ export class Exchanges {
     'https:': new https.Agent({ keepAlive: true }),
   };
 
-  async get(url: URL, options: ExchangeOptions): Promise<IncomingMessage> {
+  async request(url: URL, options: ExchangeOptions): Promise<IncomingMessage> {
     for (let stale = 0; ; stale++) {
       const { request, response } = this.send(url, options);
       try {
@@ -48,13 +51,13 @@ export class Exchanges {
   private send(url: URL, options: ExchangeOptions): { request: ClientRequest; response: Promise<IncomingMessage> } {
     const client = url.protocol === 'https:' ? https : http;
     const request = client.request(url, {
-      method: 'GET',
+      method: options.method ?? 'GET',
       agent: this.agents[url.protocol as 'http:' | 'https:'],
       headers: options.headers,
       signal: options.signal,
       lookup: options.lookup,
     });
-    request.end();
+    request.end(options.body);
     const response = new Promise<IncomingMessage>((resolve, reject) => {
       // A socket may report an error after its response has ended (a reset after the last byte),
       // when nobody waits for it any more: it is heard here, and never thrown as an 'error' event.
@@ -67,10 +70,10 @@ export class Exchanges {
       });
       request.on('socket', (socket) => watch(request, socket, options));
       request.on('response', resolve);
-      // A plain GET asks for no other protocol: a source that switches anyway is refused, its socket closed.
+      // No request here asks for another protocol: a peer that switches anyway is refused, its socket closed.
       request.on('upgrade', (response: IncomingMessage, socket: Socket) => {
         socket.destroy();
-        reject(new DownloadError('source_http_error', `The source answered ${response.statusCode} to a plain GET, switching to another protocol.`));
+        reject(new DownloadError('source_http_error', `The source answered ${response.statusCode}, switching to another protocol that was not asked for.`));
       });
     });
     return { request, response };

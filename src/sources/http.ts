@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { buildConnector } from 'undici';
 import { DownloadError } from '../core/errors.ts';
 import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from './address-policy.ts';
 import { decodedBody, DOCUMENT_ENCODINGS } from './content-coding.ts';
@@ -63,15 +62,6 @@ export function requireStatus(response: SourceResponse, accepted?: readonly numb
   throw httpStatusError(response.status);
 }
 
-/**
- * An undici connector (for webhooks) that connects only where `addresses` allows, judged on each
- * lookup's answer. An address literal is not looked up, so whoever connects checks
- * `refusesOnItsFace` first.
- */
-export function policedConnector(addresses: AddressPolicy, timeoutMs: number): buildConnector.connector {
-  return buildConnector({ timeout: timeoutMs, ...(addresses.allowsEverything ? {} : { lookup: addresses.lookup }) });
-}
-
 type GetOptions = {
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -104,7 +94,7 @@ export class SourceHttp {
       if (this.addresses.refusesOnItsFace(target)) throw blockedAddress(target.hostname);
       let response: IncomingMessage;
       try {
-        response = await this.exchanges.get(target, {
+        response = await this.exchanges.request(target, {
           headers: {
             'user-agent': 'video-download-service',
             'accept-encoding': options.document ? DOCUMENT_ENCODINGS : 'identity',

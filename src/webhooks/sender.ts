@@ -1,7 +1,8 @@
+import type { IncomingMessage } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { Agent, errors, request } from 'undici';
+import { DownloadError } from '../core/errors.ts';
 import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from '../sources/address-policy.ts';
-import { policedConnector } from '../sources/http.ts';
+import { Exchanges } from '../sources/exchange.ts';
 import type { WebhookJob } from './queue.ts';
 
 // A receiver is as untrusted as a source: it is reached only on addresses the policy allows, it
@@ -19,7 +20,7 @@ export type Delivery = { ok: true } | { ok: false; error: string; final: boolean
 export const BLOCKED_SENTENCE = 'The callback address is private or loopback, which this server does not send webhooks to.';
 
 export class WebhookSender {
-  private readonly agent: Agent;
+  private readonly exchanges = new Exchanges();
   private readonly addresses: AddressPolicy;
   private readonly signer: Webhook | undefined;
 
@@ -27,7 +28,6 @@ export class WebhookSender {
   constructor(options: { secret: string | undefined; allowPrivateAddresses: PrivateAllowance }) {
     this.addresses = new AddressPolicy(options.allowPrivateAddresses);
     this.signer = options.secret ? new Webhook(options.secret) : undefined;
-    this.agent = new Agent({ headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS, connect: policedConnector(this.addresses, TIMEOUT_MS) });
   }
 
   async deliver(job: WebhookJob): Promise<Delivery> {
@@ -45,9 +45,9 @@ export class WebhookSender {
     const sentAt = new Date(Math.floor(Date.now() / 1000) * 1000);
     const signal = AbortSignal.timeout(TIMEOUT_MS);
     try {
-      const response = await request(target, {
+      const response = await this.exchanges.request(target, {
         method: 'POST',
-        dispatcher: this.agent,
+        body: job.body,
         headers: {
           'content-type': 'application/json',
           'user-agent': 'video-download-service webhooks',
@@ -55,12 +55,14 @@ export class WebhookSender {
           'webhook-timestamp': String(sentAt.getTime() / 1000),
           'webhook-signature': this.signer.sign(job.webhook_id, sentAt, job.body),
         },
-        body: job.body,
         signal,
+        lookup: this.addresses.allowsEverything ? undefined : this.addresses.lookup,
+        connectTimeoutMs: TIMEOUT_MS,
+        idleTimeoutMs: TIMEOUT_MS,
       });
       // The status is the whole answer; what follows it only matters to the connection's reuse.
-      await response.body.dump({ limit: ANSWER_LIMIT_BYTES, signal }).catch(() => {});
-      const status = response.statusCode;
+      await readAtMost(response, ANSWER_LIMIT_BYTES);
+      const status = response.statusCode ?? 0;
       if (status >= 200 && status < 300) return { ok: true };
       const redirect = status >= 300 && status < 400 ? ', a redirect, which webhooks do not follow' : '';
       return { ok: false, error: `The receiver answered ${status}${redirect}.`, final: false };
@@ -70,7 +72,8 @@ export class WebhookSender {
   }
 
   close(): Promise<void> {
-    return this.agent.close();
+    this.exchanges.close();
+    return Promise.resolve();
   }
 }
 
@@ -79,10 +82,23 @@ function failure(error: unknown, signal: AbortSignal): Delivery {
   const withCause = error as { code?: string; cause?: { code?: string } };
   const code = withCause.code ?? withCause.cause?.code ?? '';
   if (code === BLOCKED_ADDRESS || withCause.cause?.code === BLOCKED_ADDRESS) return { ok: false, error: BLOCKED_SENTENCE, final: true };
-  const timedOut =
-    signal.aborted || error instanceof errors.ConnectTimeoutError || error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError;
+  const timedOut = signal.aborted || (error instanceof DownloadError && error.code === 'source_timeout');
   if (timedOut) return { ok: false, error: `The receiver did not answer within ${TIMEOUT_MS / 1000} seconds.`, final: false };
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { ok: false, error: 'The callback host name could not be resolved.', final: false };
   if (/CERT|SSL|TLS/.test(code)) return { ok: false, error: `TLS with the receiver failed (${code}).`, final: false };
   return { ok: false, error: `The connection to the receiver failed (${code || 'closed'}).`, final: false };
+}
+
+/** Reads up to `limit` bytes of an answer and lets go of the rest (and of the connection, if there is more). */
+async function readAtMost(response: IncomingMessage, limit: number): Promise<void> {
+  response.on('error', () => {});
+  let read = 0;
+  try {
+    for await (const chunk of response) {
+      read += (chunk as Buffer).length;
+      if (read > limit) break;
+    }
+  } catch {
+    // An answer cut short changes nothing: its status was already there.
+  }
 }
