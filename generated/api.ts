@@ -13,7 +13,8 @@ export interface paths {
         };
         /**
          * List downloads, newest first
-         * @description Pages through downloads by creation time, newest first. Pass `next_cursor` back as `cursor`
+         * @description Pages through the caller's downloads (every download for an admin key) by creation time,
+         *     newest first. Pass `next_cursor` back as `cursor`
          *     for the next page; `next_cursor` is null on the last page. Paging is stable while new
          *     downloads are created: a page never repeats a download of an earlier page nor skips one
          *     that existed when the first page was read (newer ones appear on a new first page).
@@ -24,7 +25,10 @@ export interface paths {
          * Start a download
          * @description Records the download and queues it in one transaction, then answers at once; the fetch
          *     runs in the background. With an `Idempotency-Key`, repeating the same request returns the
-         *     original download instead of creating another one. A `callback_url` needs the server's
+         *     original download instead of creating another one. With `API_KEYS`, one key may have at
+         *     most `MAX_ACTIVE_DOWNLOADS_PER_KEY` downloads (default 20) that are `queued`, `downloading`
+         *     or `processing`; beyond that a create is a 429 with `Retry-After` (admin keys are not
+         *     limited). A `callback_url` needs the server's
          *     `WEBHOOK_SECRET` (without it the request is a 400) and is refused when it points to a private
          *     or loopback address.
          */
@@ -461,7 +465,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No download with that id. */
+        /** @description No download with that id that the caller may see (with `API_KEYS`, another key's download is answered the same way). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -542,7 +546,10 @@ export interface components {
             };
             content?: never;
         };
-        /** @description Too many requests from this client or key. */
+        /**
+         * @description Too many requests from this client or key, or (for a create) the key already has as many
+         *     downloads queued or running as `MAX_ACTIVE_DOWNLOADS_PER_KEY` allows.
+         */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -603,8 +610,9 @@ export interface components {
          */
         DownloadUuid: string;
         /**
-         * @description A client-chosen key. The same key with the same body returns the original download, also
-         *     under concurrent requests; the same key with a different body is a 409.
+         * @description A client-chosen key, scoped to the caller's API key. The same key with the same body returns
+         *     the original download, also under concurrent requests; the same key with a different body
+         *     is a 409. The same key sent with another API key is another key.
          * @example order-42
          */
         IdempotencyKey: string;
@@ -701,8 +709,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description A client-chosen key. The same key with the same body returns the original download, also
-                 *     under concurrent requests; the same key with a different body is a 409.
+                 * @description A client-chosen key, scoped to the caller's API key. The same key with the same body returns
+                 *     the original download, also under concurrent requests; the same key with a different body
+                 *     is a 409. The same key sent with another API key is another key.
                  * @example order-42
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

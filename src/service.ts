@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config/index.ts';
+import { keyHashSecret } from './config/key-hash-secret.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { applyMigrationsApart } from './db/migrate-apart.ts';
 import { createPrisma } from './db/prisma.ts';
@@ -86,7 +87,7 @@ async function startOn(
   let server: Server | undefined;
   if (config.role !== 'worker') {
     const { listen } = await httpLayer();
-    server = await listen({ downloads, boss, storage, streams, config, log, metrics });
+    server = await listen({ downloads, boss, storage, streams, config, log, metrics, keyHashSecret: await keyHashSecret(config) });
   }
   const address = server?.address() as AddressInfo | undefined;
   const host = address?.family === 'IPv6' ? `[${address.address}]` : address?.address;

@@ -46,7 +46,8 @@ describe('API keys', () => {
     const id = (created.body as Download).id;
     let done: Download;
     for (;;) {
-      const res = await app.http.getDownload(id, { Authorization: 'Bearer first-key' });
+      // Read with the key that made it: another key's download is not found (tenancy.test.ts).
+      const res = await app.http.getDownload(id, { Authorization: 'Bearer second-key' });
       done = res.body as Download;
       if (done.status === 'completed' || done.status === 'failed') break;
       await new Promise((resolve) => setTimeout(resolve, 100));

@@ -13,6 +13,7 @@ import { waitFor } from './support/waiting.ts';
 // is in database-restart.test.ts), and the log of a real process, read as the operator reads it.
 
 const API_KEY = 'operations-test-key-5c1b';
+const ADMIN_KEY = 'operations-admin-key-8e2f';
 
 let database: TestDatabase;
 let dataDir: string;
@@ -26,6 +27,7 @@ beforeAll(async () => {
     DATA_DIR: dataDir,
     ALLOW_PRIVATE_ADDRESSES: 'true',
     API_KEYS: API_KEY,
+    ADMIN_API_KEYS: ADMIN_KEY,
     LOG_LEVEL: 'info',
     MAX_EVENT_STREAMS: '1',
   });
@@ -137,10 +139,16 @@ test('when a token or key is sent in odd places, then no log line holds it', asy
   await fetch(`${app.url}/healthz?token=${token}`);
   await fetch(`${app.url}/healthz?api_key=${API_KEY}`);
   await fetch(`${app.url}/healthz`, { headers: { 'X-Request-Id': token! } });
+  await fetch(`${app.url}/downloads?api_key=${ADMIN_KEY}`, { headers: { Authorization: `Bearer ${ADMIN_KEY}` } });
+  await fetch(`${app.url}/downloads`, { headers: { Authorization: `Bearer ${ADMIN_KEY}x` } });
+  const scraped = await app.http.request('GET', '/metrics', '/metrics', { headers: { Authorization: `Bearer ${ADMIN_KEY}` } });
+  expect(scraped.status).toBe(200);
   const secret = token!.split('.')[1]!;
-  await waitFor('the last request line', () => app.output().includes('GET /healthz 200'), 5_000);
-  expect(app.output()).not.toContain(secret);
-  expect(app.output()).not.toContain(API_KEY);
+  await waitFor('the last request line', () => app.output().includes('GET /metrics 200'), 5_000);
+  for (const kept of [secret, API_KEY, ADMIN_KEY]) {
+    expect(app.output()).not.toContain(kept);
+    expect(scraped.text).not.toContain(kept);
+  }
 });
 
 test('when an event stream is refused at the stream limit, then the log warns of the 503, without an error stack', async () => {

@@ -100,8 +100,8 @@ describe('with API_KEYS', () => {
 describe('with API_KEYS and room for many requests', () => {
   let app: TestService;
   beforeAll(async () => {
-    // No worker: the downloads it creates are never fetched.
-    app = await startTestService({ role: 'api', apiKeys: ['busy-key'], rateLimitPerMinute: 1000 });
+    // No worker: the downloads it creates are never fetched (so no limit on those not yet ended).
+    app = await startTestService({ role: 'api', apiKeys: ['busy-key'], rateLimitPerMinute: 1000, maxActiveDownloadsPerKey: 0 });
   });
   afterAll(async () => {
     await app?.stop();

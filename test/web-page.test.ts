@@ -12,6 +12,7 @@ import { waitFor } from './support/waiting.ts';
 
 const artifacts = fileURLToPath(new URL('artifacts/', import.meta.url));
 const API_KEY = 'web-test-key-90af';
+const OTHER_KEY = 'web-test-other-key-3d7e';
 
 let app: TestService;
 let guarded: TestService;
@@ -20,7 +21,12 @@ let browser: Browser;
 let bigSize: number;
 
 beforeAll(async () => {
-  [app, guarded, source, browser] = await Promise.all([startTestService(), startTestService({ apiKeys: [API_KEY] }), startFixtureServer(), launchBrowser()]);
+  [app, guarded, source, browser] = await Promise.all([
+    startTestService(),
+    startTestService({ apiKeys: [API_KEY, OTHER_KEY] }),
+    startFixtureServer(),
+    launchBrowser(),
+  ]);
   bigSize = (await stat(mediaPath('big.mp4'))).size;
   await mkdir(artifacts, { recursive: true });
 });
@@ -143,6 +149,22 @@ test('when the server has API keys, then the page asks for one, a wrong key is t
   await page.reload();
   await expect(page.inputValue('#api-key')).resolves.toBe('');
   await expect(page.evaluate<number>('localStorage.length')).resolves.toBe(0);
+  await page.context().close();
+});
+
+test("when two people use the page with different keys, then each one's recent list holds only their own downloads", async () => {
+  const created = async (key: string) => {
+    const res = await guarded.http.createDownload({ url: source.file(`/own-${key}.mp4`, mediaPath('clip.mp4')) }, { Authorization: `Bearer ${key}` });
+    expect(res.status).toBe(202);
+    return (res.body as Download).id;
+  };
+  const [mine, theirs] = [await created(API_KEY), await created(OTHER_KEY)];
+  const page = await openPage(guarded);
+  await page.fill('#api-key', OTHER_KEY);
+  await page.press('#api-key', 'Tab');
+  await page.reload();
+  await waitFor('their download listed', async () => (await card(page, theirs).count()) === 1, 10_000);
+  await expect(card(page, mine).count()).resolves.toBe(0);
   await page.context().close();
 });
 

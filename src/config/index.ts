@@ -31,6 +31,17 @@ const privateAllowance = z.union([
   }),
 ]);
 
+/** A comma-separated list of API keys; blanks between commas are ignored. */
+const keyList = z
+  .string()
+  .transform((keys) =>
+    keys
+      .split(',')
+      .map((key) => key.trim())
+      .filter(Boolean),
+  )
+  .default([]);
+
 const schema = z.object({
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -41,15 +52,11 @@ const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgresql:// URL' }).optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_BASE_URL: httpUrl.transform((url) => url.replace(/\/+$/, '')).optional(),
-  API_KEYS: z
-    .string()
-    .transform((keys) =>
-      keys
-        .split(',')
-        .map((key) => key.trim())
-        .filter(Boolean),
-    )
-    .default([]),
+  API_KEYS: keyList,
+  ADMIN_API_KEYS: keyList,
+  // Owners are HMACs under it: guessing it must be as hard as guessing a key.
+  KEY_HASH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
+  MAX_ACTIVE_DOWNLOADS_PER_KEY: int(0).default(20),
   ALLOW_PRIVATE_ADDRESSES: privateAllowance.default(false),
   MAX_FILE_BYTES: int(1).default(2 * 1024 ** 3),
   // Twelve hours of one-second segments: any real VOD stream fits, a manifest bomb does not.
@@ -99,6 +106,12 @@ export type Config = {
   dataDir: string;
   publicBaseUrl: string | undefined;
   apiKeys: string[];
+  /** Keys that see and cancel every download; they authenticate on their own. */
+  adminApiKeys: string[];
+  /** The secret owners are hashed under; unset: made and kept in DATA_DIR. */
+  keyHashSecret: string | undefined;
+  /** Downloads not yet ended that one (non-admin) key may have; 0 for no limit. */
+  maxActiveDownloadsPerKey: number;
   /** All private addresses, none, or those in the listed ranges. */
   allowPrivateAddresses: boolean | string[];
   maxFileBytes: number;
@@ -155,6 +168,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(c.DATA_DIR),
     publicBaseUrl: c.PUBLIC_BASE_URL,
     apiKeys: c.API_KEYS,
+    adminApiKeys: c.ADMIN_API_KEYS,
+    keyHashSecret: c.KEY_HASH_SECRET,
+    maxActiveDownloadsPerKey: c.MAX_ACTIVE_DOWNLOADS_PER_KEY,
     allowPrivateAddresses: c.ALLOW_PRIVATE_ADDRESSES,
     maxFileBytes: c.MAX_FILE_BYTES,
     maxSegments: c.MAX_SEGMENTS,

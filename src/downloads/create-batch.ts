@@ -3,7 +3,8 @@ import type { Download as Row } from '../../generated/prisma/client.ts';
 import { enqueueDownloads } from '../queue/index.ts';
 import type { DownloadRepository, NewDownload } from './repository.ts';
 
-type Waiting = { data: NewDownload; resolve(row: Row): void; reject(error: unknown): void };
+/** `limit`: how many downloads not yet ended its owner may have, this one included; none when undefined. */
+type Waiting = { data: NewDownload; limit: number | undefined; resolve(row: Row | null): void; reject(error: unknown): void };
 
 const MAX_BATCH = 100;
 const MAX_IN_FLIGHT = 2;
@@ -20,9 +21,10 @@ export class CreateBatcher {
 
   constructor(private readonly deps: { downloads: DownloadRepository; boss: PgBoss }) {}
 
-  add(data: NewDownload): Promise<Row> {
+  /** The row, or null when its owner already has `limit` downloads that have not ended. */
+  add(data: NewDownload, limit: number | undefined): Promise<Row | null> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ data, resolve, reject });
+      this.waiting.push({ data, limit, resolve, reject });
       if (this.inFlight < MAX_IN_FLIGHT) setImmediate(() => this.drain());
     });
   }
@@ -39,9 +41,10 @@ export class CreateBatcher {
 
   private async commit(batch: Waiting[]): Promise<void> {
     try {
-      const rows = await this.write(batch.map((item) => item.data));
+      const rows = await this.write(batch);
       const byId = new Map(rows.map((row) => [row.id, row]));
-      for (const item of batch) item.resolve(byId.get(item.data.id)!);
+      // A row left out was over its owner's limit.
+      for (const item of batch) item.resolve(byId.get(item.data.id) ?? null);
     } catch (error) {
       if (batch.length === 1) {
         batch[0]!.reject(error);
@@ -52,8 +55,13 @@ export class CreateBatcher {
     }
   }
 
-  private write(data: NewDownload[]): Promise<Row[]> {
+  private write(batch: Waiting[]): Promise<Row[]> {
     const ids = (rows: Row[]) => rows.map((row) => row.id);
-    return this.deps.downloads.insertMany(data, (rows, tx) => enqueueDownloads(this.deps.boss, ids(rows), tx));
+    const limits = new Map(batch.flatMap((item) => (item.limit === undefined ? [] : [[item.data.owner ?? '', item.limit] as const])));
+    return this.deps.downloads.insertMany(
+      batch.map((item) => item.data),
+      (rows, tx) => enqueueDownloads(this.deps.boss, ids(rows), tx),
+      limits,
+    );
   }
 }

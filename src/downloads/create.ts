@@ -3,13 +3,15 @@ import type { PgBoss } from 'pg-boss';
 import type { components } from '../../generated/api.ts';
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import { isUniqueViolation } from '../db/prisma.ts';
+import type { Caller } from './caller.ts';
 import { CreateBatcher } from './create-batch.ts';
 import { cleanFileName } from './filename.ts';
 import type { DownloadRepository, NewDownload } from './repository.ts';
 
 export type CreateDownloadInput = components['schemas']['CreateDownload'];
 
-export type CreateResult = { kind: 'created' | 'replayed'; row: Row } | { kind: 'key_conflict' };
+/** `over_limit`: the caller already has as many downloads running or waiting as it may. */
+export type CreateResult = { kind: 'created' | 'replayed'; row: Row } | { kind: 'key_conflict' } | { kind: 'over_limit'; limit: number };
 
 /** The body as it will be stored, defaults applied, so that `{url}` and `{url, quality:"best"}` agree. */
 function requestHash(input: CreateDownloadInput): string {
@@ -20,41 +22,47 @@ function requestHash(input: CreateDownloadInput): string {
 /**
  * Records downloads and queues their jobs, each row in one transaction with its job: there is
  * never a row without its job nor a job without its row; creates that arrive together share a
- * transaction (group commit). A repeat of a request with the same idempotency key (also a
- * concurrent one: the unique index makes the loser wait for the winner) returns the first row.
+ * transaction (group commit). A repeat of a request with the same idempotency key by the same
+ * owner (also a concurrent one: the unique index makes the loser wait for the winner) returns the
+ * first row; under another owner the key is another key. A caller held to its own downloads may
+ * have at most `maxActivePerKey` of them not yet ended (0: no limit).
  */
 export class DownloadCreator {
   private readonly batch: CreateBatcher;
 
-  constructor(private readonly deps: { downloads: DownloadRepository; boss: PgBoss }) {
+  constructor(private readonly deps: { downloads: DownloadRepository; boss: PgBoss; maxActivePerKey: number }) {
     this.batch = new CreateBatcher(deps);
   }
 
   /** `linkBase`: the origin and BASE_PATH of the request, which links in its webhook are built on. */
-  async create(input: CreateDownloadInput, idempotencyKey: string | undefined, linkBase: string): Promise<CreateResult> {
-    const data = newDownload(input, idempotencyKey, linkBase);
-    const earlier = idempotencyKey ? await this.replay(idempotencyKey, data.requestHash) : null;
+  async create(caller: Caller, input: CreateDownloadInput, idempotencyKey: string | undefined, linkBase: string): Promise<CreateResult> {
+    const data = newDownload(caller, input, idempotencyKey, linkBase);
+    const replay = () => (idempotencyKey ? this.replay(caller.owner, idempotencyKey, data.requestHash) : null);
+    const earlier = await replay();
     if (earlier) return earlier;
+    const limit = caller.sees === 'own' && this.deps.maxActivePerKey > 0 ? this.deps.maxActivePerKey : undefined;
     try {
-      return { kind: 'created', row: await this.batch.add(data) };
+      const row = await this.batch.add(data, limit);
+      return row ? { kind: 'created', row } : { kind: 'over_limit', limit: limit! };
     } catch (error) {
-      const winner = idempotencyKey && isUniqueViolation(error) ? await this.replay(idempotencyKey, data.requestHash) : null;
+      const winner = isUniqueViolation(error) ? await replay() : null;
       if (winner) return winner;
       throw error;
     }
   }
 
   /** What an earlier request with this key created, or the conflict when its body differed. */
-  private async replay(idempotencyKey: string, requestHash: string): Promise<CreateResult | null> {
-    const existing = await this.deps.downloads.findByIdempotencyKey(idempotencyKey);
+  private async replay(owner: string, idempotencyKey: string, requestHash: string): Promise<CreateResult | null> {
+    const existing = await this.deps.downloads.findByIdempotencyKey(owner, idempotencyKey);
     if (!existing) return null;
     return existing.requestHash === requestHash ? { kind: 'replayed', row: existing } : { kind: 'key_conflict' };
   }
 }
 
-function newDownload(input: CreateDownloadInput, idempotencyKey: string | undefined, linkBase: string): NewDownload {
+function newDownload(caller: Caller, input: CreateDownloadInput, idempotencyKey: string | undefined, linkBase: string): NewDownload {
   return {
     id: randomUUID(),
+    owner: caller.owner,
     url: input.url,
     quality: String(input.quality ?? 'best'),
     // Cleaned now: the database cannot hold some of what a client may send (NUL).

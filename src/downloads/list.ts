@@ -1,11 +1,13 @@
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import type { DownloadStatus } from '../core/statuses.ts';
+import type { Caller } from './caller.ts';
 import type { DownloadRepository, ListPosition } from './repository.ts';
 
 // The list is paged by position, not by offset: a cursor names the last download of a page
 // (its created_at and id), and the next page starts strictly after it in the same order. New
 // downloads sort before every cursor, so they can neither repeat nor push out what a client pages
-// through.
+// through. A cursor only says where to resume: what a page holds is always the caller's own
+// downloads (or all, for an admin), whoever's download a cursor names.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -30,11 +32,12 @@ export function decodeCursor(cursor: string): ListPosition {
 
 export async function listDownloads(
   downloads: DownloadRepository,
+  caller: Caller,
   query: { statuses: DownloadStatus[] | undefined; limit: number; cursor: string | undefined },
 ): Promise<Page> {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
   // One more than asked says whether there is a next page.
-  const rows = await downloads.list({ statuses: query.statuses, limit: query.limit + 1, after });
+  const rows = await downloads.list({ caller, statuses: query.statuses, limit: query.limit + 1, after });
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return { rows: page, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };

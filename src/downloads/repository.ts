@@ -1,6 +1,7 @@
 import { Prisma as Sql, type Prisma as Generated, type Download as Row } from '../../generated/prisma/client.ts';
 import type { Prisma } from '../db/prisma.ts';
 import type { DownloadError } from '../core/errors.ts';
+import type { Caller } from './caller.ts';
 import { ACTIVE_STATUSES, type DownloadStatus } from '../core/statuses.ts';
 import { DOWNLOAD_QUEUE, JOB_TABLE, LIVE_JOB_STATES } from '../queue/index.ts';
 
@@ -65,6 +66,19 @@ function toRow(columns: Record<string, unknown>): Row {
   ) as Row;
 }
 
+/** The rows a caller may see: its own, or all. */
+function visibleTo(caller: Caller): Generated.DownloadWhereInput {
+  return caller.sees === 'all' ? {} : { owner: caller.owner };
+}
+
+/** The same, as SQL on the downloads table. */
+function visibleSql(caller: Caller): Sql.Sql {
+  return caller.sees === 'all' ? Sql.empty : Sql.sql`AND owner = ${caller.owner}`;
+}
+
+/** Advisory locks taken on an owner's name (two-key form, so they never meet pg-boss's one-key locks). */
+const OWNER_LOCK_CLASS = 0x76647331;
+
 function ids(rows: { id: string }[]): string[] {
   return rows.map((row) => row.id);
 }
@@ -84,14 +98,29 @@ export class DownloadRepository {
     return this.prisma.download.findUnique({ where: { id } });
   }
 
-  findByIdempotencyKey(idempotencyKey: string): Promise<Row | null> {
-    return this.prisma.download.findUnique({ where: { idempotencyKey } });
+  /**
+   * The download, if the caller may see it. Another owner's download and one that does not exist
+   * are the same single lookup by primary key that finds nothing, so that neither the answer nor
+   * its time tells them apart.
+   */
+  findFor(id: string, caller: Caller): Promise<Row | null> {
+    return this.prisma.download.findFirst({ where: { id, ...visibleTo(caller) } });
   }
 
-  /** Inserts the rows and, in the same transaction, what `alongside` writes through it (their jobs). */
-  insertMany(data: NewDownload[], alongside: (rows: Row[], tx: Transaction) => Promise<void>): Promise<Row[]> {
+  findByIdempotencyKey(owner: string, idempotencyKey: string): Promise<Row | null> {
+    return this.prisma.download.findUnique({ where: { owner_idempotencyKey: { owner, idempotencyKey } } });
+  }
+
+  /**
+   * Inserts the rows and, in the same transaction, what `alongside` writes through it (their jobs).
+   * `limits` bounds the downloads not yet ended of the owners it names: rows beyond an owner's bound
+   * are left out (the caller sees which by their ids). Each such owner is locked for the
+   * transaction, so that creates racing on several processes cannot pass the bound together.
+   */
+  insertMany(data: NewDownload[], alongside: (rows: Row[], tx: Transaction) => Promise<void>, limits = new Map<string, number>()): Promise<Row[]> {
     return this.prisma.$transaction(async (tx) => {
-      const rows = await tx.download.createManyAndReturn({ data });
+      const admitted = limits.size ? await this.withinLimits(data, limits, tx) : data;
+      const rows = admitted.length ? await tx.download.createManyAndReturn({ data: admitted }) : [];
       await alongside(rows, tx);
       return rows;
     });
@@ -207,7 +236,7 @@ export class DownloadRepository {
    * and no claim can take it again), a completed one `expired` at once. One locked update, so
    * that a completion racing it either lands first (and is then expired) or finds it cancelled.
    */
-  async cancel(id: string): Promise<Cancellation> {
+  async cancel(id: string, caller: Caller): Promise<Cancellation> {
     const rows = await this.ending(async (tx) =>
       (
         await tx.$queryRaw<({ previous: DownloadStatus; unheld: boolean } & Record<string, unknown>)[]>`
@@ -216,7 +245,7 @@ export class DownloadRepository {
                  expires_at = CASE WHEN d.status = 'completed' THEN now() ELSE d.expires_at END,
                  speed_bytes_per_second = NULL, lease_expires_at = NULL, updated_at = now()
             FROM (SELECT id, status AS previous, (lease_expires_at IS NULL OR lease_expires_at <= now()) AS unheld
-                    FROM downloads WHERE id = ${id}::uuid FOR UPDATE) before
+                    FROM downloads WHERE id = ${id}::uuid ${visibleSql(caller)} FOR UPDATE) before
            WHERE d.id = before.id AND d.status = ANY(${[...ACTIVE, 'completed']}::download_status[])
        RETURNING d.*, before.previous, before.unheld`
       ).map(({ previous, unheld, ...columns }) => Object.assign(toRow(columns), { previous, unheld })),
@@ -226,17 +255,18 @@ export class DownloadRepository {
       const { previous, unheld, ...row } = changed;
       return previous === 'completed' ? { kind: 'expired', row } : { kind: 'cancelled', row, unheld };
     }
-    const row = await this.find(id);
+    const row = await this.findFor(id, caller);
     return row ? { kind: 'unchanged', row } : { kind: 'unknown' };
   }
 
-  /** A page of downloads, newest first, after `after` (the last row of the page before). */
-  list(options: { statuses: DownloadStatus[] | undefined; limit: number; after: ListPosition | undefined }): Promise<Row[]> {
-    const { statuses, limit, after } = options;
+  /** A page of the caller's downloads, newest first, after `after` (the last row of the page before). */
+  list(options: { caller: Caller; statuses: DownloadStatus[] | undefined; limit: number; after: ListPosition | undefined }): Promise<Row[]> {
+    const { caller, statuses, limit, after } = options;
     const position = after ? Sql.sql`AND (created_at, id) < (${after.createdAt}, ${after.id}::uuid)` : Sql.empty;
     const status = statuses ? Sql.sql`AND status = ANY(${statuses}::download_status[])` : Sql.empty;
     return this.prisma.$queryRaw<Record<string, unknown>[]>`
-      SELECT * FROM downloads WHERE true ${status} ${position} ORDER BY created_at DESC, id DESC LIMIT ${limit}`.then((rows) => rows.map(toRow));
+      SELECT * FROM downloads WHERE true ${visibleSql(caller)} ${status} ${position}
+       ORDER BY created_at DESC, id DESC LIMIT ${limit}`.then((rows) => rows.map(toRow));
   }
 
   /** Records one delivery of a download's webhook. */
@@ -284,6 +314,25 @@ export class DownloadRepository {
   async activeAmong(candidates: string[]): Promise<Set<string>> {
     const rows = await this.prisma.download.findMany({ where: { id: { in: candidates }, status: { in: ACTIVE } }, select: { id: true } });
     return new Set(ids(rows));
+  }
+
+  /** Of `data`, in order, the rows that keep each limited owner within its bound. */
+  private async withinLimits(data: NewDownload[], limits: Map<string, number>, tx: Transaction): Promise<NewDownload[]> {
+    // One order for the locks, so that two transactions never wait for each other's.
+    const owners = [...limits.keys()].sort();
+    for (const owner of owners) await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OWNER_LOCK_CLASS}::int, hashtext(${owner}))`;
+    const counts = await tx.$queryRaw<{ owner: string; active: number }[]>`
+      SELECT owner, count(*)::int AS active FROM downloads
+       WHERE owner = ANY(${owners}) AND status = ANY(${ACTIVE}::download_status[]) GROUP BY owner`;
+    const active = new Map(counts.map((count) => [count.owner, count.active]));
+    return data.filter((row) => {
+      const owner = row.owner ?? '';
+      const limit = limits.get(owner);
+      if (limit === undefined) return true;
+      const now = active.get(owner) ?? 0;
+      active.set(owner, now + 1);
+      return now < limit;
+    });
   }
 
   /** Runs `change` in a transaction with the hook on the downloads it ended. */

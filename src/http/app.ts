@@ -33,6 +33,8 @@ export type AppDeps = {
   config: Config;
   log: Logger;
   metrics: Metrics;
+  /** The secret API keys are hashed under; needed when keys are configured. */
+  keyHashSecret: Buffer | undefined;
 };
 
 type Spec = { paths: Record<string, Record<string, { operationId?: string }>> };
@@ -79,7 +81,7 @@ export function createApp(deps: AppDeps): express.Express {
   // Limits and keys apply to the /downloads operations only; a retrieval token is its own key.
   // Failed key attempts are limited before the key is checked, and requests after it, so that only
   // a configured key is given a budget of its own.
-  const keys = new ApiKeys(config.apiKeys);
+  const keys = new ApiKeys({ keys: config.apiKeys, adminKeys: config.adminApiKeys, secret: deps.keyHashSecret });
   api.use(operationsRoutes({ downloads: deps.downloads, metrics: deps.metrics, keys }));
   api.use('/downloads', failedKeyAttemptLimit(keys, config.rateLimitPerMinute), keys.require, requestLimit(keys, config.rateLimitPerMinute));
   api.use(express.json({ limit: MAX_BODY_BYTES }));
@@ -94,7 +96,7 @@ export function createApp(deps: AppDeps): express.Express {
       validateSecurity: false,
     }),
   );
-  api.use(downloadRoutes(deps));
+  api.use(downloadRoutes({ ...deps, keys }));
   api.use(fileRoutes(deps));
 
   app.use(config.basePath || '/', api);

@@ -36,7 +36,10 @@ export function requestLimit(keys: ApiKeys, perMinute: number): RequestHandler {
     limit: perMinute,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    keyGenerator: (req) => keys.of(req) ?? addressOf(req),
+    keyGenerator: (req) => {
+      const caller = keys.of(req);
+      return caller ? `key-${caller.owner}` : addressOf(req);
+    },
     handler: tooMany('Too many requests'),
   });
 }

@@ -541,6 +541,7 @@ export const DownloadScalarFieldEnum = {
   callbackAttempts: 'callbackAttempts',
   callbackLastError: 'callbackLastError',
   linkBase: 'linkBase',
+  owner: 'owner',
   idempotencyKey: 'idempotencyKey',
   requestHash: 'requestHash',
   downloadedBytes: 'downloadedBytes',

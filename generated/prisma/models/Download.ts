@@ -61,6 +61,7 @@ export type DownloadMinAggregateOutputType = {
   callbackAttempts: number | null
   callbackLastError: string | null
   linkBase: string | null
+  owner: string | null
   idempotencyKey: string | null
   requestHash: string | null
   downloadedBytes: bigint | null
@@ -98,6 +99,7 @@ export type DownloadMaxAggregateOutputType = {
   callbackAttempts: number | null
   callbackLastError: string | null
   linkBase: string | null
+  owner: string | null
   idempotencyKey: string | null
   requestHash: string | null
   downloadedBytes: bigint | null
@@ -135,6 +137,7 @@ export type DownloadCountAggregateOutputType = {
   callbackAttempts: number
   callbackLastError: number
   linkBase: number
+  owner: number
   idempotencyKey: number
   requestHash: number
   downloadedBytes: number
@@ -198,6 +201,7 @@ export type DownloadMinAggregateInputType = {
   callbackAttempts?: true
   callbackLastError?: true
   linkBase?: true
+  owner?: true
   idempotencyKey?: true
   requestHash?: true
   downloadedBytes?: true
@@ -235,6 +239,7 @@ export type DownloadMaxAggregateInputType = {
   callbackAttempts?: true
   callbackLastError?: true
   linkBase?: true
+  owner?: true
   idempotencyKey?: true
   requestHash?: true
   downloadedBytes?: true
@@ -272,6 +277,7 @@ export type DownloadCountAggregateInputType = {
   callbackAttempts?: true
   callbackLastError?: true
   linkBase?: true
+  owner?: true
   idempotencyKey?: true
   requestHash?: true
   downloadedBytes?: true
@@ -396,6 +402,7 @@ export type DownloadGroupByOutputType = {
   callbackAttempts: number
   callbackLastError: string | null
   linkBase: string | null
+  owner: string
   idempotencyKey: string | null
   requestHash: string
   downloadedBytes: bigint
@@ -456,6 +463,7 @@ export type DownloadWhereInput = {
   callbackAttempts?: Prisma.IntFilter<"Download"> | number
   callbackLastError?: Prisma.StringNullableFilter<"Download"> | string | null
   linkBase?: Prisma.StringNullableFilter<"Download"> | string | null
+  owner?: Prisma.StringFilter<"Download"> | string
   idempotencyKey?: Prisma.StringNullableFilter<"Download"> | string | null
   requestHash?: Prisma.StringFilter<"Download"> | string
   downloadedBytes?: Prisma.BigIntFilter<"Download"> | bigint | number
@@ -493,6 +501,7 @@ export type DownloadOrderByWithRelationInput = {
   callbackAttempts?: Prisma.SortOrder
   callbackLastError?: Prisma.SortOrderInput | Prisma.SortOrder
   linkBase?: Prisma.SortOrderInput | Prisma.SortOrder
+  owner?: Prisma.SortOrder
   idempotencyKey?: Prisma.SortOrderInput | Prisma.SortOrder
   requestHash?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
@@ -521,7 +530,7 @@ export type DownloadOrderByWithRelationInput = {
 
 export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   id?: string
-  idempotencyKey?: string
+  owner_idempotencyKey?: Prisma.DownloadOwnerIdempotencyKeyCompoundUniqueInput
   AND?: Prisma.DownloadWhereInput | Prisma.DownloadWhereInput[]
   OR?: Prisma.DownloadWhereInput[]
   NOT?: Prisma.DownloadWhereInput | Prisma.DownloadWhereInput[]
@@ -534,6 +543,8 @@ export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   callbackAttempts?: Prisma.IntFilter<"Download"> | number
   callbackLastError?: Prisma.StringNullableFilter<"Download"> | string | null
   linkBase?: Prisma.StringNullableFilter<"Download"> | string | null
+  owner?: Prisma.StringFilter<"Download"> | string
+  idempotencyKey?: Prisma.StringNullableFilter<"Download"> | string | null
   requestHash?: Prisma.StringFilter<"Download"> | string
   downloadedBytes?: Prisma.BigIntFilter<"Download"> | bigint | number
   totalBytes?: Prisma.BigIntNullableFilter<"Download"> | bigint | number | null
@@ -557,7 +568,7 @@ export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"Download"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
   completedAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
-}, "id" | "idempotencyKey">
+}, "id" | "owner_idempotencyKey">
 
 export type DownloadOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -570,6 +581,7 @@ export type DownloadOrderByWithAggregationInput = {
   callbackAttempts?: Prisma.SortOrder
   callbackLastError?: Prisma.SortOrderInput | Prisma.SortOrder
   linkBase?: Prisma.SortOrderInput | Prisma.SortOrder
+  owner?: Prisma.SortOrder
   idempotencyKey?: Prisma.SortOrderInput | Prisma.SortOrder
   requestHash?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
@@ -615,6 +627,7 @@ export type DownloadScalarWhereWithAggregatesInput = {
   callbackAttempts?: Prisma.IntWithAggregatesFilter<"Download"> | number
   callbackLastError?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   linkBase?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
+  owner?: Prisma.StringWithAggregatesFilter<"Download"> | string
   idempotencyKey?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   requestHash?: Prisma.StringWithAggregatesFilter<"Download"> | string
   downloadedBytes?: Prisma.BigIntWithAggregatesFilter<"Download"> | bigint | number
@@ -652,6 +665,7 @@ export type DownloadCreateInput = {
   callbackAttempts?: number
   callbackLastError?: string | null
   linkBase?: string | null
+  owner?: string
   idempotencyKey?: string | null
   requestHash: string
   downloadedBytes?: bigint | number
@@ -689,6 +703,7 @@ export type DownloadUncheckedCreateInput = {
   callbackAttempts?: number
   callbackLastError?: string | null
   linkBase?: string | null
+  owner?: string
   idempotencyKey?: string | null
   requestHash: string
   downloadedBytes?: bigint | number
@@ -726,6 +741,7 @@ export type DownloadUpdateInput = {
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
   idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   requestHash?: Prisma.StringFieldUpdateOperationsInput | string
   downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -763,6 +779,7 @@ export type DownloadUncheckedUpdateInput = {
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
   idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   requestHash?: Prisma.StringFieldUpdateOperationsInput | string
   downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -800,6 +817,7 @@ export type DownloadCreateManyInput = {
   callbackAttempts?: number
   callbackLastError?: string | null
   linkBase?: string | null
+  owner?: string
   idempotencyKey?: string | null
   requestHash: string
   downloadedBytes?: bigint | number
@@ -837,6 +855,7 @@ export type DownloadUpdateManyMutationInput = {
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
   idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   requestHash?: Prisma.StringFieldUpdateOperationsInput | string
   downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -874,6 +893,7 @@ export type DownloadUncheckedUpdateManyInput = {
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
   callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
   idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   requestHash?: Prisma.StringFieldUpdateOperationsInput | string
   downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
@@ -900,6 +920,11 @@ export type DownloadUncheckedUpdateManyInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
+export type DownloadOwnerIdempotencyKeyCompoundUniqueInput = {
+  owner: string
+  idempotencyKey: string
+}
+
 export type DownloadCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   status?: Prisma.SortOrder
@@ -911,6 +936,7 @@ export type DownloadCountOrderByAggregateInput = {
   callbackAttempts?: Prisma.SortOrder
   callbackLastError?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
+  owner?: Prisma.SortOrder
   idempotencyKey?: Prisma.SortOrder
   requestHash?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
@@ -960,6 +986,7 @@ export type DownloadMaxOrderByAggregateInput = {
   callbackAttempts?: Prisma.SortOrder
   callbackLastError?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
+  owner?: Prisma.SortOrder
   idempotencyKey?: Prisma.SortOrder
   requestHash?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
@@ -997,6 +1024,7 @@ export type DownloadMinOrderByAggregateInput = {
   callbackAttempts?: Prisma.SortOrder
   callbackLastError?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
+  owner?: Prisma.SortOrder
   idempotencyKey?: Prisma.SortOrder
   requestHash?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
@@ -1116,6 +1144,7 @@ export type DownloadSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   callbackAttempts?: boolean
   callbackLastError?: boolean
   linkBase?: boolean
+  owner?: boolean
   idempotencyKey?: boolean
   requestHash?: boolean
   downloadedBytes?: boolean
@@ -1153,6 +1182,7 @@ export type DownloadSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   callbackAttempts?: boolean
   callbackLastError?: boolean
   linkBase?: boolean
+  owner?: boolean
   idempotencyKey?: boolean
   requestHash?: boolean
   downloadedBytes?: boolean
@@ -1190,6 +1220,7 @@ export type DownloadSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   callbackAttempts?: boolean
   callbackLastError?: boolean
   linkBase?: boolean
+  owner?: boolean
   idempotencyKey?: boolean
   requestHash?: boolean
   downloadedBytes?: boolean
@@ -1227,6 +1258,7 @@ export type DownloadSelectScalar = {
   callbackAttempts?: boolean
   callbackLastError?: boolean
   linkBase?: boolean
+  owner?: boolean
   idempotencyKey?: boolean
   requestHash?: boolean
   downloadedBytes?: boolean
@@ -1253,7 +1285,7 @@ export type DownloadSelectScalar = {
   completedAt?: boolean
 }
 
-export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "tokenSecret" | "sourceValidator" | "expiresAt" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
+export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "owner" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "tokenSecret" | "sourceValidator" | "expiresAt" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
 
 export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Download"
@@ -1269,6 +1301,7 @@ export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     callbackAttempts: number
     callbackLastError: string | null
     linkBase: string | null
+    owner: string
     idempotencyKey: string | null
     requestHash: string
     downloadedBytes: bigint
@@ -1726,6 +1759,7 @@ export interface DownloadFieldRefs {
   readonly callbackAttempts: Prisma.FieldRef<"Download", 'Int'>
   readonly callbackLastError: Prisma.FieldRef<"Download", 'String'>
   readonly linkBase: Prisma.FieldRef<"Download", 'String'>
+  readonly owner: Prisma.FieldRef<"Download", 'String'>
   readonly idempotencyKey: Prisma.FieldRef<"Download", 'String'>
   readonly requestHash: Prisma.FieldRef<"Download", 'String'>
   readonly downloadedBytes: Prisma.FieldRef<"Download", 'BigInt'>

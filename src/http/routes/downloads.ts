@@ -11,16 +11,28 @@ import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { EventStreams } from '../../events/event-streams.ts';
 import { AddressPolicy } from '../../sources/address-policy.ts';
 import type { Metrics } from '../../operations/metrics.ts';
+import type { ApiKeys } from '../auth.ts';
 import type { LocalStorage } from '../../storage/local.ts';
 import { HttpProblem } from '../problem.ts';
 import { sendJson, type RequestBody } from '../typed.ts';
 
-type DownloadRoutesDeps = { downloads: DownloadRepository; boss: PgBoss; storage: LocalStorage; streams: EventStreams; config: Config; metrics: Metrics };
+type DownloadRoutesDeps = {
+  downloads: DownloadRepository;
+  boss: PgBoss;
+  storage: LocalStorage;
+  streams: EventStreams;
+  config: Config;
+  metrics: Metrics;
+  keys: ApiKeys;
+};
 
 /** The origin (and BASE_PATH) that links in responses are built on. */
 function publicBase(req: Request, config: Config): string {
   return `${config.publicBaseUrl ?? `${req.protocol}://${req.get('host')}`}${config.basePath}`;
 }
+
+/** How long a caller at its limit of active downloads is asked to wait: about a short download's time. */
+const ACTIVE_LIMIT_RETRY_SECONDS = 10;
 
 function invalid(field: string, message: string, detail = 'The request is invalid.'): HttpProblem {
   return new HttpProblem(400, detail, {}, [{ field, message }]);
@@ -41,6 +53,7 @@ function parseHttpUrl(value: string, field: string): URL {
   throw invalid(field, 'must be an http(s) URL with a host');
 }
 
+/** Also the answer for another key's download: that it exists is not revealed. */
 function notFound(id: string): HttpProblem {
   return new HttpProblem(404, `No download with id ${id}.`);
 }
@@ -53,9 +66,9 @@ function wantsEvents(req: Request): boolean {
 
 export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   const router = Router();
-  const { downloads, config } = deps;
+  const { downloads, config, keys } = deps;
   const addresses = new AddressPolicy(config.allowPrivateAddresses);
-  const creator = new DownloadCreator({ downloads, boss: deps.boss });
+  const creator = new DownloadCreator({ downloads, boss: deps.boss, maxActivePerKey: config.maxActiveDownloadsPerKey });
   const refuseWhenFull = () => {
     if (deps.streams.full) {
       throw new HttpProblem(503, `This server holds as many event streams as it allows (${deps.streams.max}); try again shortly.`, { 'Retry-After': '5' });
@@ -100,9 +113,16 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
     }
     const key = req.get('idempotency-key');
     const base = publicBase(req, config);
-    const result = await creator.create(body, key, base);
+    const result = await creator.create(keys.callerOf(req), body, key, base);
     if (result.kind === 'key_conflict') {
       throw new HttpProblem(409, `Idempotency-Key "${key}" was already used with a different request body.`);
+    }
+    if (result.kind === 'over_limit') {
+      throw new HttpProblem(
+        429,
+        `This API key already has ${result.limit} downloads queued or running (MAX_ACTIVE_DOWNLOADS_PER_KEY); retry once some have finished.`,
+        { 'Retry-After': String(ACTIVE_LIMIT_RETRY_SECONDS) },
+      );
     }
     if (result.kind === 'created') deps.metrics.created.inc();
     res.location(`${config.basePath}/downloads/${result.row.id}`);
@@ -113,7 +133,7 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
     // The validator has checked the query and turned it into numbers and arrays.
     const query = req.query as { status?: DownloadStatus[]; limit?: number; cursor?: string };
     try {
-      const page = await listDownloads(downloads, { statuses: query.status, limit: query.limit ?? 20, cursor: query.cursor });
+      const page = await listDownloads(downloads, keys.callerOf(req), { statuses: query.status, limit: query.limit ?? 20, cursor: query.cursor });
       const base = publicBase(req, config);
       sendJson(res, ['/downloads', 'get'], 200, { items: page.rows.map((row) => presentDownload(row, base)), next_cursor: page.nextCursor });
     } catch (error) {
@@ -127,7 +147,7 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
     const events = wantsEvents(req);
     // Checked before the read, so that a full server costs no query.
     if (events) refuseWhenFull();
-    const row = await downloads.find(id);
+    const row = await downloads.findFor(id, keys.callerOf(req));
     if (!row) throw notFound(id);
     const base = publicBase(req, config);
     if (!events) return sendJson(res, ['/downloads/{download_uuid}', 'get'], 200, presentDownload(row, base));
@@ -139,7 +159,7 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
 
   router.delete('/downloads/:download_uuid', async (req, res) => {
     const id = req.params.download_uuid;
-    const cancelled = await cancelDownload(deps, id);
+    const cancelled = await cancelDownload(deps, id, keys.callerOf(req));
     if (!cancelled) throw notFound(id);
     if (cancelled.changed && cancelled.row.status === 'cancelled') deps.metrics.finished.inc({ status: 'cancelled', source: 'unknown' });
     sendJson(res, ['/downloads/{download_uuid}', 'delete'], 200, presentDownload(cancelled.row, publicBase(req, config)));
