@@ -7,6 +7,9 @@ describe('configuration', () => {
       host: '127.0.0.1',
       databaseUrl: undefined,
       apiKeys: [],
+      adminApiKeys: [],
+      keyHashSecret: undefined,
+      maxActiveDownloadsPerKey: 20,
       allowPrivateAddresses: false,
       maxFileBytes: 2147483648,
       fileTtlSeconds: 86400,
@@ -16,8 +19,22 @@ describe('configuration', () => {
   });
 
   test('when values are set, then they are parsed', () => {
-    const config = loadConfig({ PORT: '8080', API_KEYS: 'a, b,,c', ALLOW_PRIVATE_ADDRESSES: 'true', PUBLIC_BASE_URL: 'https://v.example.com/' });
-    expect(config).toMatchObject({ port: 8080, apiKeys: ['a', 'b', 'c'], allowPrivateAddresses: true, publicBaseUrl: 'https://v.example.com' });
+    const config = loadConfig({
+      PORT: '8080',
+      API_KEYS: 'a, b,,c',
+      ADMIN_API_KEYS: ' root ,',
+      MAX_ACTIVE_DOWNLOADS_PER_KEY: '0',
+      ALLOW_PRIVATE_ADDRESSES: 'true',
+      PUBLIC_BASE_URL: 'https://v.example.com/',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      apiKeys: ['a', 'b', 'c'],
+      adminApiKeys: ['root'],
+      maxActiveDownloadsPerKey: 0,
+      allowPrivateAddresses: true,
+      publicBaseUrl: 'https://v.example.com',
+    });
   });
 
   test('when DOWNLOAD_TIMEOUT_SECONDS is past 6 hours and within what pg-boss allows a job, then it is taken', () => {
@@ -34,6 +51,9 @@ describe('configuration', () => {
     ['PUBLIC_BASE_URL', 'ftp://example.com'],
     // A day: a download's job must outlive it, and pg-boss lets a job run 24 hours at most.
     ['DOWNLOAD_TIMEOUT_SECONDS', '86400'],
+    // Owners are HMACs under it: a short secret would make them a table lookup away from the keys.
+    ['KEY_HASH_SECRET', 'too-short'],
+    ['MAX_ACTIVE_DOWNLOADS_PER_KEY', '-1'],
   ])('when %s is %p, then start fails with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}:`));
