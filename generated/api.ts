@@ -270,6 +270,11 @@ export interface components {
         Health: {
             /** @enum {string} */
             status: "ok" | "ready";
+            /**
+             * @description In `GET /readyz`, the version of yt-dlp that reads site pages; null when the server has none (or `YTDLP=off`).
+             * @example 2025.10.22
+             */
+            yt_dlp?: string | null;
         };
         CreateDownload: {
             /**
@@ -327,7 +332,30 @@ export interface components {
             completed_at: string | null;
             /** @description The webhook of a download created with `callback_url`; null without one. */
             callback: null | components["schemas"]["Callback"];
+            /** @description How the media was found at `url`; null until an attempt has found out. */
+            source: null | components["schemas"]["Source"];
         };
+        Source: {
+            kind: components["schemas"]["SourceKind"];
+            /**
+             * @description For `site`, the extractor that read the page (yt-dlp's extractor key, e.g. `Youtube`, `Generic`); null otherwise.
+             * @example Generic
+             */
+            extractor: string | null;
+            /**
+             * @description The title the page or the site gives the media, when it gives one.
+             * @example A clip
+             */
+            title: string | null;
+        };
+        /**
+         * @description - `direct`: the URL is the media file
+         *     - `hls`, `dash`: the URL is a stream's playlist or manifest
+         *     - `page`: a web page that embeds the media (a video tag, a player's metadata)
+         *     - `site`: a video site's page, read by yt-dlp (when the server has it)
+         * @enum {string}
+         */
+        SourceKind: "direct" | "hls" | "dash" | "page" | "site";
         /**
          * @description `queued -> downloading -> processing -> completed -> expired`; any of the first three can
          *     become `failed`, or `cancelled` by `DELETE`. A transient failure returns to `queued` until
@@ -825,11 +853,11 @@ export interface operations {
                     /**
                      * @example event: download
                      *     id: 1
-                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading","url":"https://media.example.com/clip.mp4","quality":"best","progress":{"downloaded_bytes":1048576,"total_bytes":5998782,"percent":17.5,"speed_bytes_per_second":2097152,"eta_seconds":2},"file":null,"token":null,"download_url":null,"expires_at":null,"error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:34.100Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":null,"callback":null}
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading","url":"https://media.example.com/clip.mp4","quality":"best","progress":{"downloaded_bytes":1048576,"total_bytes":5998782,"percent":17.5,"speed_bytes_per_second":2097152,"eta_seconds":2},"file":null,"token":null,"download_url":null,"expires_at":null,"error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:34.100Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":null,"callback":null,"source":{"kind":"direct","extractor":null,"title":null}}
                      *
                      *     event: download
                      *     id: 2
-                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"completed","url":"https://media.example.com/clip.mp4","quality":"best","progress":{"downloaded_bytes":5998782,"total_bytes":5998782,"percent":100,"speed_bytes_per_second":null,"eta_seconds":null},"file":{"filename":"clip.mp4","content_type":"video/mp4","size_bytes":5998782,"sha256":"5f72e273f6c94d45e5a4c70f1e072a6de7efe1daa5d1110d422419a6b890158b","duration_seconds":60,"width":1280,"height":720},"token":"bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","download_url":"http://127.0.0.1:3000/download/bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","expires_at":"2026-11-24T18:09:36.028Z","error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:36.028Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":"2026-11-23T18:09:36.028Z","callback":null}
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"completed","url":"https://media.example.com/clip.mp4","quality":"best","progress":{"downloaded_bytes":5998782,"total_bytes":5998782,"percent":100,"speed_bytes_per_second":null,"eta_seconds":null},"file":{"filename":"clip.mp4","content_type":"video/mp4","size_bytes":5998782,"sha256":"5f72e273f6c94d45e5a4c70f1e072a6de7efe1daa5d1110d422419a6b890158b","duration_seconds":60,"width":1280,"height":720},"token":"bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","download_url":"http://127.0.0.1:3000/download/bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","expires_at":"2026-11-24T18:09:36.028Z","error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:36.028Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":"2026-11-23T18:09:36.028Z","callback":null,"source":{"kind":"direct","extractor":null,"title":null}}
                      */
                     "text/event-stream": string;
                 };

@@ -14,7 +14,8 @@ import { createLogger, type Logger } from './operations/log.ts';
 import { Metrics } from './operations/metrics.ts';
 import { startQueue } from './queue/index.ts';
 import { resolveFfmpegPath } from './media/ffmpeg.ts';
-import { DocumentReader } from './sources/documents/reader.ts';
+import { DocumentSandbox } from './sources/sandbox/document-sandbox.ts';
+import { sourceReaders } from './sources/readers/index.ts';
 import { SourceHttp } from './sources/http.ts';
 import { LocalStorage } from './storage/local.ts';
 import { enqueueWebhooks } from './webhooks/enqueue.ts';
@@ -80,9 +81,11 @@ async function startOn(
     idleTimeoutMs: config.sourceIdleTimeoutSeconds * 1000,
     minBytesPerSecond: config.sourceMinBytesPerSecond,
   });
-  const documents = new DocumentReader();
+  const sandbox = new DocumentSandbox();
   const worker: Worker | undefined =
-    ffmpeg === undefined ? undefined : await startWorker(boss, { downloads, changes, storage, http, documents, ffmpeg, config, log, metrics });
+    ffmpeg === undefined
+      ? undefined
+      : await startWorker(boss, { downloads, changes, storage, http, sandbox, readers: sourceReaders(null), ffmpeg, config, log, metrics });
   const streams = new EventStreams({ downloads, changes }, config.maxEventStreams);
   let server: Server | undefined;
   if (config.role !== 'worker') {
@@ -103,7 +106,7 @@ async function startOn(
     await closed;
     await changes.stop();
     await http.close();
-    await documents.close();
+    await sandbox.close();
     storage.close();
     await prisma.$disconnect();
     await embedded?.stop();

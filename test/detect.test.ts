@@ -129,7 +129,7 @@ describe('detectKind', () => {
 
   describe('HTML', () => {
     test.each(['text/html', 'text/html; charset=ISO-8859-1', 'APPLICATION/XHTML+XML'])('when the type is %p, then it is html', async (contentType) => {
-      await expect(detectKind({ url: 'http://127.0.0.1/watch', contentType, head: text('<p>hi</p>') })).resolves.toBe('html');
+      await expect(detectKind({ url: 'http://127.0.0.1/watch', contentType, head: text('<p>hi</p>') })).resolves.toBe('page');
     });
 
     test.each([
@@ -139,7 +139,7 @@ describe('detectKind', () => {
       ['text/plain', '<!-- cached page -->\n<HTML lang="en">'],
       ['application/xml', '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN">\n<html>'],
     ])('when the type is %p and the body starts like a page, then it is html', async (contentType, body) => {
-      await expect(detectKind({ url: 'http://127.0.0.1/watch', contentType, head: text(body) })).resolves.toBe('html');
+      await expect(detectKind({ url: 'http://127.0.0.1/watch', contentType, head: text(body) })).resolves.toBe('page');
     });
 
     test('when a text body only mentions <html> later, then it is not html', async () => {

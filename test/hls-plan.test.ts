@@ -4,7 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
 import { loadConfig } from '../src/config/index.ts';
-import { DocumentReader } from '../src/sources/documents/reader.ts';
+import { DocumentSandbox } from '../src/sources/sandbox/document-sandbox.ts';
 import { planHls } from '../src/sources/hls/index.ts';
 import type { Quality } from '../src/core/quality.ts';
 import type { MediaPlan, Segment, SegmentKey } from '../src/sources/types.ts';
@@ -14,7 +14,7 @@ import { HLS_EXPLICIT_IV, HLS_SEQUENCE_START } from './support/streams/hls-recip
 import { testSourceHttp } from './support/source-http.ts';
 
 const http = testSourceHttp();
-const documents = new DocumentReader();
+const sandbox = new DocumentSandbox();
 const maxSegments = loadConfig({}).maxSegments;
 
 let server: FixtureServer;
@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([server?.close(), documents.close()]);
+  await Promise.all([server?.close(), sandbox.close()]);
 });
 
 /** The files ffmpeg wrote into `dir` whose names match `pattern`, ordered by the number it captures. */
@@ -49,11 +49,11 @@ async function fetchText(url: string): Promise<{ url: string; text: string }> {
 
 async function plan(url: string, quality: Quality = 'best'): Promise<MediaPlan> {
   const playlist = await fetchText(url);
-  return planHls({ ...playlist, http, documents, maxSegments, quality, signal: AbortSignal.timeout(10_000) });
+  return planHls({ ...playlist, http, sandbox, maxSegments, quality, signal: AbortSignal.timeout(10_000) });
 }
 
 function planText(url: string, text: string, quality: Quality = 'best'): Promise<MediaPlan> {
-  return planHls({ http, documents, maxSegments, url, text, quality, signal: AbortSignal.timeout(10_000) });
+  return planHls({ http, sandbox, maxSegments, url, text, quality, signal: AbortSignal.timeout(10_000) });
 }
 
 function sequenceIv(sequence: number): string {

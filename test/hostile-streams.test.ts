@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { loadConfig } from '../src/config/index.ts';
 import { DownloadError } from '../src/core/errors.ts';
-import { DocumentReader } from '../src/sources/documents/reader.ts';
+import { DocumentSandbox } from '../src/sources/sandbox/document-sandbox.ts';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
@@ -148,7 +148,7 @@ describe('the document reader', () => {
     ].join('\n');
 
   test('when a document needs more memory than its thread has, then the read fails as source_too_large and the next read still works', async () => {
-    const reader = new DocumentReader({ heapMb: 16, timeoutMs: 30_000 });
+    const reader = new DocumentSandbox({ heapMb: 16, timeoutMs: 30_000 });
     try {
       const input = { text: playlist(40_000, 300), url: 'http://127.0.0.1/p.m3u8', quality: 'best' as const, expect: 'any' as const, maxSegments };
       const failure = await reader.hls(input, AbortSignal.timeout(60_000)).catch((error: unknown) => error);
@@ -162,7 +162,7 @@ describe('the document reader', () => {
   });
 
   test("when a manifest makes its parser complain 200 000 times, then nothing of it reaches the service's output", async () => {
-    const reader = new DocumentReader();
+    const reader = new DocumentSandbox();
     let written = 0;
     const streams = [process.stdout, process.stderr];
     const originals = streams.map((stream) => stream.write.bind(stream));
@@ -188,7 +188,7 @@ describe('the document reader', () => {
   });
 
   test('when a document takes longer than the time budget, then the read fails as processing_failed', async () => {
-    const reader = new DocumentReader({ heapMb: 256, timeoutMs: 1 });
+    const reader = new DocumentSandbox({ heapMb: 256, timeoutMs: 1 });
     try {
       const input = { text: playlist(40_000, 10), url: 'http://127.0.0.1/p.m3u8', quality: 'best' as const, expect: 'any' as const, maxSegments };
       const failure = await reader.hls(input, AbortSignal.timeout(60_000)).catch((error: unknown) => error);

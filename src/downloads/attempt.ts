@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import type { DownloadError } from '../core/errors.ts';
 import { newTokenSecret } from '../core/token.ts';
-import type { AttemptKey, DownloadRepository, Progress, StoredFile } from './repository.ts';
+import type { AttemptKey, DownloadRepository, FoundSource, Progress, StoredFile } from './repository.ts';
 
 // Exactly one worker runs a download at a time. An attempt claims the download with a lease that
 // its worker renews while the attempt runs; another claim succeeds only once the lease has run out,
@@ -83,6 +83,10 @@ export class Attempt {
 
   rememberSourceValidator(validator: string | null): Promise<void> {
     return this.downloads.rememberSourceValidator(this.key, validator);
+  }
+
+  recordSource(source: FoundSource): Promise<void> {
+    return this.downloads.recordSource(this.key, source);
   }
 
   markProcessing(fetchedBytes: number): Promise<void> {

@@ -38,6 +38,9 @@ export type Claim =
   /** Finished, or unknown: there is nothing to attempt. */
   | { kind: 'ended' };
 
+/** How the media was found: the contract's source kind, the extractor of a site, the title; text already bounded. */
+export type FoundSource = { kind: string; extractor: string | null; title: string | null };
+
 export type Progress = { downloadedBytes: number; totalBytes: number | null; speedBytesPerSecond: number | null };
 
 export type StoredFile = {
@@ -169,6 +172,13 @@ export class DownloadRepository {
 
   async rememberSourceValidator(attempt: AttemptKey, validator: string | null): Promise<void> {
     await this.prisma.download.updateMany({ where: this.held(attempt), data: { sourceValidator: validator } });
+  }
+
+  async recordSource(attempt: AttemptKey, source: FoundSource): Promise<void> {
+    await this.prisma.download.updateMany({
+      where: this.held(attempt),
+      data: { sourceKind: source.kind, sourceExtractor: source.extractor, sourceTitle: source.title },
+    });
   }
 
   /** Every byte is in by now, so the count the last progress write may have held back goes with it. */

@@ -4,7 +4,8 @@ import { essence, isMedia } from '../media/container.ts';
 // Servers label media carelessly (an MP4 as text/plain, a playlist as application/octet-stream), so
 // the first bytes of the body are asked first and the declared type and the URL only break ties.
 
-export type SourceKind = 'direct' | 'hls' | 'dash' | 'html';
+/** What a response is: a media file, an HLS playlist, a DASH manifest, or a page. */
+export type ResponseKind = 'direct' | 'hls' | 'dash' | 'page';
 
 const HLS_TYPES = new Set(['application/vnd.apple.mpegurl', 'application/x-mpegurl', 'audio/mpegurl', 'audio/x-mpegurl']);
 const DASH_TYPES = new Set(['application/dash+xml']);
@@ -33,19 +34,19 @@ function firstElement(text: string): string {
   }
 }
 
-function kindFromText(head: Buffer): SourceKind | null {
+function kindFromText(head: Buffer): ResponseKind | null {
   const text = head.toString('utf8');
   if (text.trim().startsWith('#EXTM3U')) return 'hls';
   const markup = firstElement(text);
   if (/^<MPD[\s>]/.test(markup)) return 'dash';
-  if (/^<(?:!doctype\s+html|html)[\s>]/i.test(markup)) return 'html';
+  if (/^<(?:!doctype\s+html|html)[\s>]/i.test(markup)) return 'page';
   return null;
 }
 
-function kindFromDeclaredType(type: string, url: string): SourceKind | null {
+function kindFromDeclaredType(type: string, url: string): ResponseKind | null {
   if (HLS_TYPES.has(type)) return 'hls';
   if (DASH_TYPES.has(type)) return 'dash';
-  if (HTML_TYPES.has(type)) return 'html';
+  if (HTML_TYPES.has(type)) return 'page';
   if (isMedia(type)) return 'direct';
   if (isTextish(type) && pathEndsWith(url, '.m3u8')) return 'hls';
   if (isTextish(type) && pathEndsWith(url, '.mpd')) return 'dash';
@@ -56,7 +57,7 @@ function kindFromDeclaredType(type: string, url: string): SourceKind | null {
  * What kind of source a response is, from its URL, its declared Content-Type and the first bytes
  * of its body (about 1 KiB; fewer is fine). Null when it is nothing a download can be made from.
  */
-export async function detectKind(input: { url: string; contentType: string | null; head: Buffer }): Promise<SourceKind | null> {
+export async function detectKind(input: { url: string; contentType: string | null; head: Buffer }): Promise<ResponseKind | null> {
   const fromText = kindFromText(input.head);
   if (fromText) return fromText;
   const sniffed = await fileTypeFromBuffer(input.head);

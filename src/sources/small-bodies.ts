@@ -1,5 +1,5 @@
 import { DownloadError } from '../core/errors.ts';
-import { DOCUMENT_NAMES, type DocumentKind } from './documents/requests.ts';
+import { DOCUMENT_NAMES, type DocumentKind } from './document-kinds.ts';
 import { requireStatus, transportError, type SourceHttp, type SourceResponse } from './http.ts';
 
 // Playlists, manifests, pages and keys are read whole into memory, so each kind has a ceiling, and

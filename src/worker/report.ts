@@ -1,7 +1,7 @@
 import type { DownloadError } from '../core/errors.ts';
 import type { Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
-import type { SourceKind } from '../sources/index.ts';
+import type { SourceKind } from '../sources/reader.ts';
 import type { SegmentStats } from '../sources/segmented/index.ts';
 
 /**

@@ -3,11 +3,12 @@ import { asDownloadError, DownloadError } from '../core/errors.ts';
 import { parseQuality } from '../core/quality.ts';
 import { Attempt } from '../downloads/attempt.ts';
 import { fileNameFor } from '../downloads/filename.ts';
-import type { DownloadRepository, StoredFile } from '../downloads/repository.ts';
+import type { DownloadRepository, FoundSource, StoredFile } from '../downloads/repository.ts';
 import type { DownloadChanges } from '../events/changes.ts';
-import type { DocumentReader } from '../sources/documents/reader.ts';
+import type { DocumentSandbox } from '../sources/sandbox/document-sandbox.ts';
 import type { SourceHttp } from '../sources/http.ts';
 import { fetchMedia } from '../sources/index.ts';
+import type { SourceFound, SourceReader } from '../sources/reader.ts';
 import type { Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
 import type { LocalStorage } from '../storage/local.ts';
@@ -19,12 +20,24 @@ export type DownloadDeps = {
   changes: DownloadChanges;
   storage: LocalStorage;
   http: SourceHttp;
-  documents: DocumentReader;
+  sandbox: DocumentSandbox;
+  /** Every way of reading a URL, in the order they are asked (sources/readers/index.ts). */
+  readers: readonly SourceReader[];
   ffmpeg: string;
   config: Config;
   log: Logger;
   metrics: Metrics;
 };
+
+/** A page's or a site's words, as the Download shows them: one line, of a bounded length. */
+function bounded(text: string | null, max: number): string | null {
+  const line = text?.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, ' ').trim();
+  return line ? Array.from(line).slice(0, max).join('') : null;
+}
+
+function foundSource(source: SourceFound): FoundSource {
+  return { kind: source.kind, extractor: bounded(source.extractor, 200), title: bounded(source.title, 500) };
+}
 
 /** Thrown into a running download when the process shuts down; the download is queued again. */
 export class ShutdownError extends Error {
@@ -94,29 +107,38 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
   const report = new AttemptReport(deps.log, deps.metrics, row);
   const progress = new ProgressRecorder(attempt, report.log);
   const signal = AbortSignal.any([stop, attempt.lost, AbortSignal.timeout(config.downloadTimeoutSeconds * 1000)]);
+  // What is learnt of the source is recorded in the order it was learnt, while the fetch goes on.
+  let recorded = Promise.resolve();
   try {
-    const fetched = await fetchMedia({
-      url: row.url,
-      quality: parseQuality(row.quality),
-      http: deps.http,
-      ffmpeg: deps.ffmpeg,
-      documents: deps.documents,
-      maxSegments: config.maxSegments,
-      segmentConcurrency: config.segmentConcurrency,
-      workDir: await storage.workDir(row.id),
-      storage,
-      signal,
-      maxFileBytes: config.maxFileBytes,
-      validator: row.sourceValidator,
-      rememberValidator: (validator) => attempt.rememberSourceValidator(validator),
-      progress: (downloaded, total) => progress.report(downloaded, total),
-      processing: async () => {
-        await progress.flush();
-        await attempt.markProcessing(progress.fetchedBytes);
-        report.processing();
+    const fetched = await fetchMedia(
+      {
+        url: row.url,
+        quality: parseQuality(row.quality),
+        http: deps.http,
+        ffmpeg: deps.ffmpeg,
+        sandbox: deps.sandbox,
+        maxSegments: config.maxSegments,
+        segmentConcurrency: config.segmentConcurrency,
+        workDir: await storage.workDir(row.id),
+        storage,
+        signal,
+        maxFileBytes: config.maxFileBytes,
+        validator: row.sourceValidator,
+        rememberValidator: (validator) => attempt.rememberSourceValidator(validator),
+        progress: (downloaded, total) => progress.report(downloaded, total),
+        processing: async () => {
+          await progress.flush();
+          await attempt.markProcessing(progress.fetchedBytes);
+          report.processing();
+        },
+        phaseEnded: (phase) => report.phase(phase),
+        found: (source) => {
+          recorded = recorded.then(() => attempt.recordSource(foundSource(source))).catch((error: unknown) => report.unexpected(error));
+        },
       },
-      phaseEnded: (phase) => report.phase(phase),
-    });
+      deps.readers,
+    );
+    await recorded;
     // Everything that can fail is settled before the file is moved into place.
     const file: StoredFile = {
       fileName: fileNameFor(row.requestedFilename ?? fetched.title, row.url, fetched.ext),

@@ -77,6 +77,9 @@ export type DownloadMinAggregateOutputType = {
   tokenSecret: string | null
   sourceValidator: string | null
   expiresAt: Date | null
+  sourceKind: string | null
+  sourceExtractor: string | null
+  sourceTitle: string | null
   errorCode: string | null
   errorMessage: string | null
   errorRetryable: boolean | null
@@ -115,6 +118,9 @@ export type DownloadMaxAggregateOutputType = {
   tokenSecret: string | null
   sourceValidator: string | null
   expiresAt: Date | null
+  sourceKind: string | null
+  sourceExtractor: string | null
+  sourceTitle: string | null
   errorCode: string | null
   errorMessage: string | null
   errorRetryable: boolean | null
@@ -153,6 +159,9 @@ export type DownloadCountAggregateOutputType = {
   tokenSecret: number
   sourceValidator: number
   expiresAt: number
+  sourceKind: number
+  sourceExtractor: number
+  sourceTitle: number
   errorCode: number
   errorMessage: number
   errorRetryable: number
@@ -217,6 +226,9 @@ export type DownloadMinAggregateInputType = {
   tokenSecret?: true
   sourceValidator?: true
   expiresAt?: true
+  sourceKind?: true
+  sourceExtractor?: true
+  sourceTitle?: true
   errorCode?: true
   errorMessage?: true
   errorRetryable?: true
@@ -255,6 +267,9 @@ export type DownloadMaxAggregateInputType = {
   tokenSecret?: true
   sourceValidator?: true
   expiresAt?: true
+  sourceKind?: true
+  sourceExtractor?: true
+  sourceTitle?: true
   errorCode?: true
   errorMessage?: true
   errorRetryable?: true
@@ -293,6 +308,9 @@ export type DownloadCountAggregateInputType = {
   tokenSecret?: true
   sourceValidator?: true
   expiresAt?: true
+  sourceKind?: true
+  sourceExtractor?: true
+  sourceTitle?: true
   errorCode?: true
   errorMessage?: true
   errorRetryable?: true
@@ -418,6 +436,9 @@ export type DownloadGroupByOutputType = {
   tokenSecret: string | null
   sourceValidator: string | null
   expiresAt: Date | null
+  sourceKind: string | null
+  sourceExtractor: string | null
+  sourceTitle: string | null
   errorCode: string | null
   errorMessage: string | null
   errorRetryable: boolean | null
@@ -479,6 +500,9 @@ export type DownloadWhereInput = {
   tokenSecret?: Prisma.StringNullableFilter<"Download"> | string | null
   sourceValidator?: Prisma.StringNullableFilter<"Download"> | string | null
   expiresAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
+  sourceKind?: Prisma.StringNullableFilter<"Download"> | string | null
+  sourceExtractor?: Prisma.StringNullableFilter<"Download"> | string | null
+  sourceTitle?: Prisma.StringNullableFilter<"Download"> | string | null
   errorCode?: Prisma.StringNullableFilter<"Download"> | string | null
   errorMessage?: Prisma.StringNullableFilter<"Download"> | string | null
   errorRetryable?: Prisma.BoolNullableFilter<"Download"> | boolean | null
@@ -517,6 +541,9 @@ export type DownloadOrderByWithRelationInput = {
   tokenSecret?: Prisma.SortOrderInput | Prisma.SortOrder
   sourceValidator?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  sourceKind?: Prisma.SortOrderInput | Prisma.SortOrder
+  sourceExtractor?: Prisma.SortOrderInput | Prisma.SortOrder
+  sourceTitle?: Prisma.SortOrderInput | Prisma.SortOrder
   errorCode?: Prisma.SortOrderInput | Prisma.SortOrder
   errorMessage?: Prisma.SortOrderInput | Prisma.SortOrder
   errorRetryable?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -559,6 +586,9 @@ export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   tokenSecret?: Prisma.StringNullableFilter<"Download"> | string | null
   sourceValidator?: Prisma.StringNullableFilter<"Download"> | string | null
   expiresAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
+  sourceKind?: Prisma.StringNullableFilter<"Download"> | string | null
+  sourceExtractor?: Prisma.StringNullableFilter<"Download"> | string | null
+  sourceTitle?: Prisma.StringNullableFilter<"Download"> | string | null
   errorCode?: Prisma.StringNullableFilter<"Download"> | string | null
   errorMessage?: Prisma.StringNullableFilter<"Download"> | string | null
   errorRetryable?: Prisma.BoolNullableFilter<"Download"> | boolean | null
@@ -597,6 +627,9 @@ export type DownloadOrderByWithAggregationInput = {
   tokenSecret?: Prisma.SortOrderInput | Prisma.SortOrder
   sourceValidator?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  sourceKind?: Prisma.SortOrderInput | Prisma.SortOrder
+  sourceExtractor?: Prisma.SortOrderInput | Prisma.SortOrder
+  sourceTitle?: Prisma.SortOrderInput | Prisma.SortOrder
   errorCode?: Prisma.SortOrderInput | Prisma.SortOrder
   errorMessage?: Prisma.SortOrderInput | Prisma.SortOrder
   errorRetryable?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -643,6 +676,9 @@ export type DownloadScalarWhereWithAggregatesInput = {
   tokenSecret?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   sourceValidator?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   expiresAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Download"> | Date | string | null
+  sourceKind?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
+  sourceExtractor?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
+  sourceTitle?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   errorCode?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   errorMessage?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   errorRetryable?: Prisma.BoolNullableWithAggregatesFilter<"Download"> | boolean | null
@@ -681,6 +717,9 @@ export type DownloadCreateInput = {
   tokenSecret?: string | null
   sourceValidator?: string | null
   expiresAt?: Date | string | null
+  sourceKind?: string | null
+  sourceExtractor?: string | null
+  sourceTitle?: string | null
   errorCode?: string | null
   errorMessage?: string | null
   errorRetryable?: boolean | null
@@ -719,6 +758,9 @@ export type DownloadUncheckedCreateInput = {
   tokenSecret?: string | null
   sourceValidator?: string | null
   expiresAt?: Date | string | null
+  sourceKind?: string | null
+  sourceExtractor?: string | null
+  sourceTitle?: string | null
   errorCode?: string | null
   errorMessage?: string | null
   errorRetryable?: boolean | null
@@ -757,6 +799,9 @@ export type DownloadUpdateInput = {
   tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  sourceKind?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceExtractor?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceTitle?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorCode?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
@@ -795,6 +840,9 @@ export type DownloadUncheckedUpdateInput = {
   tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  sourceKind?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceExtractor?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceTitle?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorCode?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
@@ -833,6 +881,9 @@ export type DownloadCreateManyInput = {
   tokenSecret?: string | null
   sourceValidator?: string | null
   expiresAt?: Date | string | null
+  sourceKind?: string | null
+  sourceExtractor?: string | null
+  sourceTitle?: string | null
   errorCode?: string | null
   errorMessage?: string | null
   errorRetryable?: boolean | null
@@ -871,6 +922,9 @@ export type DownloadUpdateManyMutationInput = {
   tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  sourceKind?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceExtractor?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceTitle?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorCode?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
@@ -909,6 +963,9 @@ export type DownloadUncheckedUpdateManyInput = {
   tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  sourceKind?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceExtractor?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceTitle?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorCode?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
@@ -952,6 +1009,9 @@ export type DownloadCountOrderByAggregateInput = {
   tokenSecret?: Prisma.SortOrder
   sourceValidator?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  sourceKind?: Prisma.SortOrder
+  sourceExtractor?: Prisma.SortOrder
+  sourceTitle?: Prisma.SortOrder
   errorCode?: Prisma.SortOrder
   errorMessage?: Prisma.SortOrder
   errorRetryable?: Prisma.SortOrder
@@ -1002,6 +1062,9 @@ export type DownloadMaxOrderByAggregateInput = {
   tokenSecret?: Prisma.SortOrder
   sourceValidator?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  sourceKind?: Prisma.SortOrder
+  sourceExtractor?: Prisma.SortOrder
+  sourceTitle?: Prisma.SortOrder
   errorCode?: Prisma.SortOrder
   errorMessage?: Prisma.SortOrder
   errorRetryable?: Prisma.SortOrder
@@ -1040,6 +1103,9 @@ export type DownloadMinOrderByAggregateInput = {
   tokenSecret?: Prisma.SortOrder
   sourceValidator?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  sourceKind?: Prisma.SortOrder
+  sourceExtractor?: Prisma.SortOrder
+  sourceTitle?: Prisma.SortOrder
   errorCode?: Prisma.SortOrder
   errorMessage?: Prisma.SortOrder
   errorRetryable?: Prisma.SortOrder
@@ -1160,6 +1226,9 @@ export type DownloadSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   tokenSecret?: boolean
   sourceValidator?: boolean
   expiresAt?: boolean
+  sourceKind?: boolean
+  sourceExtractor?: boolean
+  sourceTitle?: boolean
   errorCode?: boolean
   errorMessage?: boolean
   errorRetryable?: boolean
@@ -1198,6 +1267,9 @@ export type DownloadSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   tokenSecret?: boolean
   sourceValidator?: boolean
   expiresAt?: boolean
+  sourceKind?: boolean
+  sourceExtractor?: boolean
+  sourceTitle?: boolean
   errorCode?: boolean
   errorMessage?: boolean
   errorRetryable?: boolean
@@ -1236,6 +1308,9 @@ export type DownloadSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   tokenSecret?: boolean
   sourceValidator?: boolean
   expiresAt?: boolean
+  sourceKind?: boolean
+  sourceExtractor?: boolean
+  sourceTitle?: boolean
   errorCode?: boolean
   errorMessage?: boolean
   errorRetryable?: boolean
@@ -1274,6 +1349,9 @@ export type DownloadSelectScalar = {
   tokenSecret?: boolean
   sourceValidator?: boolean
   expiresAt?: boolean
+  sourceKind?: boolean
+  sourceExtractor?: boolean
+  sourceTitle?: boolean
   errorCode?: boolean
   errorMessage?: boolean
   errorRetryable?: boolean
@@ -1285,7 +1363,7 @@ export type DownloadSelectScalar = {
   completedAt?: boolean
 }
 
-export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "owner" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "tokenSecret" | "sourceValidator" | "expiresAt" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
+export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "owner" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "tokenSecret" | "sourceValidator" | "expiresAt" | "sourceKind" | "sourceExtractor" | "sourceTitle" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
 
 export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Download"
@@ -1317,6 +1395,9 @@ export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     tokenSecret: string | null
     sourceValidator: string | null
     expiresAt: Date | null
+    sourceKind: string | null
+    sourceExtractor: string | null
+    sourceTitle: string | null
     errorCode: string | null
     errorMessage: string | null
     errorRetryable: boolean | null
@@ -1775,6 +1856,9 @@ export interface DownloadFieldRefs {
   readonly tokenSecret: Prisma.FieldRef<"Download", 'String'>
   readonly sourceValidator: Prisma.FieldRef<"Download", 'String'>
   readonly expiresAt: Prisma.FieldRef<"Download", 'DateTime'>
+  readonly sourceKind: Prisma.FieldRef<"Download", 'String'>
+  readonly sourceExtractor: Prisma.FieldRef<"Download", 'String'>
+  readonly sourceTitle: Prisma.FieldRef<"Download", 'String'>
   readonly errorCode: Prisma.FieldRef<"Download", 'String'>
   readonly errorMessage: Prisma.FieldRef<"Download", 'String'>
   readonly errorRetryable: Prisma.FieldRef<"Download", 'Boolean'>

@@ -2,7 +2,7 @@ import { inheritAttributes, stringToMpdXml, toM3u8, toPlaylists, type MpdElement
 import { DownloadError } from '../../core/errors.ts';
 import type { Quality } from '../../core/quality.ts';
 import { codecList, isAudioCodec } from '../audio-codecs.ts';
-import { unreadable } from '../documents/requests.ts';
+import { unreadable } from '../document-kinds.ts';
 import type { MediaPlan, Track } from '../types.ts';
 import { refuseTooManyRepresentations, refuseTooManySegments } from './bounds.ts';
 import { chooseAudio, chooseVideo } from './choice.ts';
@@ -12,7 +12,7 @@ import { toTrack } from './track.ts';
 // A static MPD to the tracks to fetch: the video Representation that fits `quality` and the best
 // audio, or one muxed track when the manifest has no separate audio. Needs no network (a
 // SegmentBase is fetched whole instead of reading its sidx) and is a pure function of its input:
-// it runs in the document reader's thread.
+// it runs in the sandbox's thread.
 
 /** `step()`, with any failure of the parser itself reported as an unreadable manifest. */
 function parsing<T>(step: () => T): T {

@@ -1,4 +1,4 @@
-import type { DocumentReader } from '../documents/reader.ts';
+import type { DocumentSandbox } from '../sandbox/document-sandbox.ts';
 import type { SourceHttp } from '../http.ts';
 import type { Quality } from '../../core/quality.ts';
 import { fetchDocument } from '../small-bodies.ts';
@@ -8,12 +8,12 @@ import type { MediaPlan, Track } from '../types.ts';
  * The tracks an HLS playlist resolves to. `url` is where `text` was fetched from (after redirects):
  * relative URIs resolve against it. A master playlist is narrowed to one variant by `quality`, plus
  * its audio rendition when the audio is a playlist of its own. Every playlist is read by
- * `documents`, away from the thread that serves the API.
+ * the sandbox, away from the thread that serves the API.
  */
-export type HlsInput = { http: SourceHttp; documents: DocumentReader; url: string; text: string; quality: Quality; maxSegments: number; signal: AbortSignal };
+export type HlsInput = { http: SourceHttp; sandbox: DocumentSandbox; url: string; text: string; quality: Quality; maxSegments: number; signal: AbortSignal };
 
 export async function planHls(input: HlsInput): Promise<MediaPlan> {
-  const top = await input.documents.hls(
+  const top = await input.sandbox.hls(
     { text: input.text, url: input.url, quality: input.quality, expect: 'any', maxSegments: input.maxSegments },
     input.signal,
   );
@@ -27,7 +27,7 @@ export async function planHls(input: HlsInput): Promise<MediaPlan> {
 
 async function loadTrack(input: HlsInput, url: string, kind: Track['kind']): Promise<Track> {
   const fetched = await fetchDocument(input.http, url, 'hls', input.signal);
-  const reading = await input.documents.hls(
+  const reading = await input.sandbox.hls(
     { text: fetched.text, url: fetched.url, quality: input.quality, expect: kind, maxSegments: input.maxSegments },
     input.signal,
   );

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { DownloadError } from '../../core/errors.ts';
-import { DOCUMENT_NAMES, type DocumentKind, type DocumentReply, type DocumentRequests } from './requests.ts';
+import { DOCUMENT_NAMES, type DocumentKind } from '../document-kinds.ts';
+import type { DocumentReply, DocumentRequests } from './requests.ts';
 
 // Playlists, manifests and pages are an attacker's text, and their parsers were written for honest
 // ones. They are read in worker threads with a heap of their own and a time budget: a document that
@@ -20,7 +21,7 @@ function spawnThread(heapMb: number): Worker {
   return new Worker(new URL('./typescript-thread.mjs', here), { resourceLimits, workerData: { entry: new URL('./worker.ts', here).href } });
 }
 
-export class DocumentReader {
+export class DocumentSandbox {
   private readonly idle: Worker[] = [];
   private readonly threads = new Set<Worker>();
 

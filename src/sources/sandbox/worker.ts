@@ -3,9 +3,10 @@ import { DownloadError } from '../../core/errors.ts';
 import { planDash } from '../dash/index.ts';
 import { readHlsPlaylist } from '../hls/read-playlist.ts';
 import { findMediaInPage } from '../html/page-media.ts';
-import { unreadable, type DocumentReply, type DocumentRequest } from './requests.ts';
+import { unreadable } from '../document-kinds.ts';
+import type { DocumentReply, DocumentRequest } from './requests.ts';
 
-// The document reader's thread: it reads one playlist, manifest or page at a time and answers
+// The sandbox's thread: it reads one playlist, manifest or page at a time and answers
 // with plain data. Whatever a document does to it (eats its heap, recurses, runs long) stays here.
 
 function read(request: DocumentRequest): unknown {

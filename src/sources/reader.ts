@@ -1,0 +1,72 @@
+import type { components } from '../../generated/api.ts';
+import { DownloadError } from '../core/errors.ts';
+import type { Quality } from '../core/quality.ts';
+import type { ResponseKind } from './detect.ts';
+import type { SourceResponse } from './http.ts';
+import type { DocumentSandbox } from './sandbox/document-sandbox.ts';
+import type { SegmentStats } from './segmented/index.ts';
+import type { FetchedFile, SourceContext } from './types.ts';
+
+// The seam between "a URL" and "a media file": every way of reading a URL (a direct file, an HLS or
+// DASH stream, a page that embeds one, a site through an extractor) is a SourceReader, and the
+// dispatcher (index.ts) tries them in the order of a list.
+
+/** How the media was found: `page` is a page that embeds it, `site` a page read by an extractor. */
+export type SourceKind = components['schemas']['SourceKind'];
+
+/** What a download knows of its source once it is found (the Download's `source`). */
+export type SourceFound = { kind: SourceKind; extractor: string | null; title: string | null };
+
+export type MediaContext = SourceContext & {
+  quality: Quality;
+  ffmpeg: string;
+  sandbox: DocumentSandbox;
+  maxSegments: number;
+  segmentConcurrency: number;
+  /** Called once it is known how the media is read, and again as more is learnt (an extractor's title). */
+  found(source: SourceFound): void;
+};
+
+export type FetchedMedia = FetchedFile & {
+  source: SourceKind;
+  /** For HLS and DASH: how many segments, how many retries, the slowest one. */
+  segments?: SegmentStats;
+  mime: string;
+  ext: string;
+  durationSeconds: number | null;
+  width: number | null;
+  height: number | null;
+  /** A better file name than the URL's: a page's or a site's title, or the name a direct file's source gave it. */
+  title: string | null;
+};
+
+/** The first answer to a URL, its first bytes read to tell what it is, and the body still whole. */
+export type Arrival = {
+  /** The URL asked for; `response.url` is where the answer came from, after redirects. */
+  url: string;
+  response: SourceResponse;
+  /** What the answer's bytes, type and URL say it is; null for nothing the built-in readers know. */
+  detected: ResponseKind | null;
+};
+
+/**
+ * A reader looked and found no media (as opposed to a document it refused, too large or unreadable):
+ * the next reader that takes the URL may look in its own way.
+ */
+export class NothingFound extends DownloadError {
+  constructor(message: string) {
+    super('unsupported_source', message);
+  }
+}
+
+export interface SourceReader {
+  readonly kind: SourceKind;
+  /** Whether this reader reads the URL the arrival answered. */
+  takes(arrival: Arrival): boolean;
+  /**
+   * Fetches the media into the working directory. Only the first reader tried reads the arrival's
+   * body; one tried after it (an extractor after a page in which nothing was found) gets the URL.
+   * Throws NothingFound when it finds nothing, so that the next reader may try.
+   */
+  read(ctx: MediaContext, arrival: Arrival): Promise<FetchedMedia>;
+}

@@ -1,0 +1,33 @@
+import { planHls } from '../hls/index.ts';
+import type { Arrival, FetchedMedia, MediaContext, SourceReader } from '../reader.ts';
+import { fetchPlan } from '../segmented/index.ts';
+import { readDocument } from '../small-bodies.ts';
+import type { MediaPlan } from '../types.ts';
+
+// HLS playlists and DASH manifests: read whole, planned in the sandbox into tracks of segments,
+// then fetched and merged the same way whatever the format was.
+
+export const hlsReader: SourceReader = {
+  kind: 'hls',
+  takes: (arrival: Arrival) => arrival.detected === 'hls',
+  async read(ctx: MediaContext, arrival: Arrival): Promise<FetchedMedia> {
+    const text = await readDocument(arrival.response, 'hls', ctx.signal);
+    return fetchStream(ctx, await planHls({ ...ctx, url: arrival.response.url, text }), 'hls');
+  },
+};
+
+export const dashReader: SourceReader = {
+  kind: 'dash',
+  takes: (arrival: Arrival) => arrival.detected === 'dash',
+  async read(ctx: MediaContext, arrival: Arrival): Promise<FetchedMedia> {
+    const text = await readDocument(arrival.response, 'dash', ctx.signal);
+    const plan = await ctx.sandbox.dash({ url: arrival.response.url, text, quality: ctx.quality, maxSegments: ctx.maxSegments }, ctx.signal);
+    return fetchStream(ctx, plan, 'dash');
+  },
+};
+
+async function fetchStream(ctx: MediaContext, plan: MediaPlan, kind: 'hls' | 'dash'): Promise<FetchedMedia> {
+  ctx.phaseEnded('resolve');
+  const fetched = await fetchPlan(ctx, plan, ctx.ffmpeg, { concurrency: ctx.segmentConcurrency });
+  return { ...fetched, title: null, source: kind };
+}
