@@ -225,7 +225,8 @@ export interface paths {
          *     `vds_download_bytes_total{source}`, `vds_download_duration_seconds{source}`,
          *     `vds_jobs{queue,state}`, `vds_http_request_duration_seconds{operation,status}`,
          *     `vds_webhook_deliveries_total{result}`. Counters count what this process did; scrape every
-         *     process. Needs the API key when the server has `API_KEYS`.
+         *     process. Needs a key (of `API_KEYS` or `ADMIN_API_KEYS`) when the server has keys; a wrong
+         *     key here counts against the address's failed key attempts as it does on `/downloads`.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -1252,6 +1253,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     downloadEnded: {

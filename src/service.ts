@@ -15,7 +15,10 @@ import { Metrics } from './operations/metrics.ts';
 import { startQueue } from './queue/index.ts';
 import { resolveFfmpegPath } from './media/ffmpeg.ts';
 import { DocumentSandbox } from './sources/sandbox/document-sandbox.ts';
-import { sourceReaders } from './sources/readers/index.ts';
+import { sourceReaders, type SiteReaders } from './sources/readers/index.ts';
+import { SiteReader } from './sources/readers/site.ts';
+import { ExtractionProxy } from './sources/site/proxy.ts';
+import { findYtDlp, killAllExtractions, type YtDlp } from './sources/site/ytdlp.ts';
 import { SourceHttp } from './sources/http.ts';
 import { LocalStorage } from './storage/local.ts';
 import { enqueueWebhooks } from './webhooks/enqueue.ts';
@@ -82,15 +85,29 @@ async function startOn(
     minBytesPerSecond: config.sourceMinBytesPerSecond,
   });
   const sandbox = new DocumentSandbox();
+  // yt-dlp, when there is one: a worker extracts sites with it, the API says its version.
+  const ytdlp = await findYtDlp(config);
+  const proxy = ffmpeg !== undefined && ytdlp ? await ExtractionProxy.start(http.addresses) : undefined;
+  const site = proxy && ytdlp ? siteReaders(ytdlp, proxy, config) : null;
   const worker: Worker | undefined =
     ffmpeg === undefined
       ? undefined
-      : await startWorker(boss, { downloads, changes, storage, http, sandbox, readers: sourceReaders(null), ffmpeg, config, log, metrics });
+      : await startWorker(boss, { downloads, changes, storage, http, sandbox, readers: sourceReaders(site), ffmpeg, config, log, metrics });
   const streams = new EventStreams({ downloads, changes }, config.maxEventStreams);
   let server: Server | undefined;
   if (config.role !== 'worker') {
     const { listen } = await httpLayer();
-    server = await listen({ downloads, boss, storage, streams, config, log, metrics, keyHashSecret: await keyHashSecret(config) });
+    server = await listen({
+      downloads,
+      boss,
+      storage,
+      streams,
+      config,
+      log,
+      metrics,
+      keyHashSecret: await keyHashSecret(config),
+      ytdlpVersion: ytdlp?.version ?? null,
+    });
   }
   const address = server?.address() as AddressInfo | undefined;
   const host = address?.family === 'IPv6' ? `[${address.address}]` : address?.address;
@@ -105,6 +122,8 @@ async function startOn(
     await boss.stop({ graceful: true, timeout: DRAIN_MS });
     await closed;
     await changes.stop();
+    await killAllExtractions();
+    await proxy?.close();
     await http.close();
     await sandbox.close();
     storage.close();
@@ -116,6 +135,11 @@ async function startOn(
     log,
     stop: () => (stopped ??= stop()),
   };
+}
+
+function siteReaders(ytdlp: YtDlp, proxy: ExtractionProxy, config: Config): SiteReaders {
+  const deps = { ytdlp, proxy, timeoutMs: config.ytdlpTimeoutSeconds * 1000 };
+  return { dedicated: new SiteReader(deps, 'dedicated'), generic: new SiteReader(deps, 'generic') };
 }
 
 /** Closes the listener; transfers still running after DRAIN_MS are cut. */

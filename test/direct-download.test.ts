@@ -153,5 +153,6 @@ describe('direct media URLs', () => {
     const done = await download(url);
     expect(done.status).toBe('completed');
     expect(done.file?.filename).toBe('go.mp4');
+    expect(done.source).toEqual({ kind: 'direct', extractor: null, title: null });
   });
 });

@@ -78,7 +78,8 @@ function valueOf(families: ReturnType<typeof parsePrometheusTextFormat>, name: s
 
 test('when /healthz is asked, then it answers without a key; /metrics needs one', async () => {
   expect((await app.http.request('GET', '/healthz', '/healthz')).body).toEqual({ status: 'ok' });
-  expect((await app.http.request('GET', '/readyz', '/readyz')).body).toEqual({ status: 'ready' });
+  // yt_dlp: the version of the yt-dlp on PATH (CI installs Debian's), which the process found itself.
+  expect((await app.http.request('GET', '/readyz', '/readyz')).body).toEqual({ status: 'ready', yt_dlp: expect.stringMatching(/^\d{4}\.\d{2}\.\d{2}/) });
   expect((await app.http.request('GET', '/metrics', '/metrics')).status).toBe(401);
 });
 

@@ -95,6 +95,16 @@ describe('with API_KEYS', () => {
     expectTooMany(await read(app, '198.51.100.30', bearer('key-c')));
     expect((await read(app, '198.51.100.31', bearer('key-c'))).status).toBe(404);
   });
+
+  test('when keys are guessed at /metrics, then the guesses count as failed attempts, and past the limit /metrics says nothing of a right one', async () => {
+    const metrics = (address: string, headers: Record<string, string>) =>
+      app.http.request('GET', '/metrics', '/metrics', { headers: { 'X-Forwarded-For': address, ...headers } });
+    const statuses = await statusesOf(Array.from({ length: FAILED_KEY_ATTEMPTS_PER_MINUTE }, () => () => metrics('198.51.100.40', randomBearer())));
+    expect(statuses).toEqual(Array(FAILED_KEY_ATTEMPTS_PER_MINUTE).fill(401));
+    expectTooMany(await metrics('198.51.100.40', bearer('key-a')));
+    expectTooMany(await read(app, '198.51.100.40', bearer('key-a')));
+    expect((await metrics('198.51.100.41', bearer('key-a'))).status).toBe(200);
+  });
 });
 
 describe('with API_KEYS and room for many requests', () => {

@@ -68,6 +68,7 @@ describe('HLS', () => {
   test('when the URL is an MPEG-TS media playlist, then the MP4 has the same frames and duration', async () => {
     const done = await download(serveHlsFixture(source, hls.ts, '/hls/ts'));
     expect(done.file).toMatchObject({ content_type: 'video/mp4', filename: 'index.mp4', width: 320, height: 180 });
+    expect(done.source).toEqual({ kind: 'hls', extractor: null, title: null });
     await expectSameVideo(done, await joinedStream(hls.ts.dir, hls.ts.playlist));
     // Remuxed, never re-encoded: the audio survives too.
     expect((await frameHashes(await fetched(done), 'a')).length).toBeGreaterThan(0);
@@ -161,6 +162,7 @@ describe('web pages', () => {
     const url = source.content(`/pages/${encodeURIComponent(title)}.html`, html(media));
     const done = await download(url);
     expect(done.file).toMatchObject({ filename: `${title}.mp4`, content_type: 'video/mp4' });
+    expect(done.source).toEqual({ kind: 'page', extractor: null, title });
     await expectSameVideo(done, mediaPath('clip.mp4'));
   });
 
@@ -178,5 +180,7 @@ describe('web pages', () => {
     const url = source.content('/pages/empty.html', page('<title>Nothing</title>', '<p>No video here.</p>'));
     const done = await download(url);
     expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'unsupported_source', retryable: false } });
+    // The last reader asked for it was the site's, which this service (started without yt-dlp) has none of.
+    expect(done.error!.message).toMatch(/installing yt-dlp/);
   });
 });

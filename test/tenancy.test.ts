@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { KEY_HASH_SECRET_FILE } from '../src/config/key-hash-secret.ts';
@@ -242,6 +242,18 @@ describe('keys that change over time, and processes that share one database', ()
     expect((await listAll(http, 'no-key-needed')).sort()).toEqual([shared.id, alices.id, bobs.id].sort());
   });
 
+  test('when the kept secret in DATA_DIR is short or empty, then the service refuses to start, naming it', async () => {
+    const dir = await makeDataDir();
+    try {
+      for (const kept of ['', 'short\n', ' '.repeat(40)]) {
+        await writeFile(path.join(dir, KEY_HASH_SECRET_FILE), kept, { mode: 0o600 });
+        await expect(startService(testConfig(database.url, dir, { role: 'api', apiKeys: [ALICE] }))).rejects.toThrow(/key-hash-secret.*at least 32 characters/);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test('when two API processes with separate data directories share KEY_HASH_SECRET, then a key sees its downloads through either; with another secret it sees none', async () => {
     const secret = 'a'.repeat(16) + randomUUID();
     const [first, second, third] = await Promise.all([makeDataDir(), makeDataDir(), makeDataDir()]);
@@ -320,6 +332,17 @@ describe('MAX_ACTIVE_DOWNLOADS_PER_KEY', () => {
     } finally {
       await other.stop();
     }
+  });
+
+  test('when copies of one request with one Idempotency-Key arrive together for the last free place, then every copy gets the one download', async () => {
+    const bob = async () => (await listAll(app.http, BOB)).length;
+    while ((await bob()) < 2) await create(app.http, BOB, { url: `https://media.example.com/fill-${randomUUID()}.mp4` });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => app.http.createDownload({ url: 'https://media.example.com/last.mp4' }, { ...as(BOB), 'Idempotency-Key': 'last-place' })),
+    );
+    expect(answers.map((res) => res.status)).toEqual(Array(6).fill(202));
+    expect(new Set(answers.map((res) => (res.body as Download).id)).size).toBe(1);
+    expect(await bob()).toBe(3);
   });
 
   test('when the service has no API keys, then there is no limit per key', async () => {

@@ -1,4 +1,4 @@
-import { formatBytes as bytes, type Download } from '../client/index.ts';
+import { formatBytes as bytes, describeSource, type Download } from '../client/index.ts';
 
 // A download as `vds list` and `vds status` print it.
 
@@ -16,6 +16,8 @@ export function statusLines(download: Download): string[] {
     `status: ${download.status}`,
     `url: ${download.url}`,
     `created: ${download.created_at}`,
+    ...(download.source ? [`source: ${describeSource(download.source)}`] : []),
+    ...(download.source?.title ? [`title: ${download.source.title}`] : []),
     ...(download.status === 'downloading'
       ? [`progress: ${bytes(progress.downloaded_bytes)}${progress.total_bytes ? ` of ${bytes(progress.total_bytes)}` : ''}`]
       : []),

@@ -1,4 +1,5 @@
 import type { ProblemError } from './problem.ts';
+import type { Download } from './types.ts';
 
 // How a person is told about a download: sizes, durations, and a problem as one sentence. Shared
 // by every client the project ships (the CLI, the web page).
@@ -20,6 +21,14 @@ export function formatDuration(seconds: number): string {
   const whole = Math.max(0, Math.round(seconds));
   const [h, m, s] = [Math.floor(whole / 3600), Math.floor((whole % 3600) / 60), whole % 60];
   return h ? `${h}h${String(m).padStart(2, '0')}m` : m ? `${m}m${String(s).padStart(2, '0')}s` : `${s}s`;
+}
+
+const SOURCE_KINDS = { direct: 'a file', hls: 'an HLS stream', dash: 'a DASH stream', page: 'a web page', site: 'a site' } as const;
+
+/** How the media was found, in a few words: `a site (Youtube)`, `a web page`, `an HLS stream`; null until known. */
+export function describeSource(source: Download['source']): string | null {
+  if (!source) return null;
+  return source.extractor ? `${SOURCE_KINDS[source.kind]} (${source.extractor})` : SOURCE_KINDS[source.kind];
 }
 
 /** A problem as one sentence: its detail, and what each bad field was told; a failed download's error. */

@@ -31,6 +31,10 @@ const privateAllowance = z.union([
   }),
 ]);
 
+/** Owners are HMACs under it: guessing it must be as hard as guessing a key. */
+export const KEY_HASH_SECRET_RULE = 'must be at least 32 characters other than spaces (e.g. openssl rand -hex 32)';
+const keyHashSecret = z.string().refine((value) => value.trim().length >= 32, KEY_HASH_SECRET_RULE);
+
 /** A comma-separated list of API keys; blanks between commas are ignored. */
 const keyList = z
   .string()
@@ -54,9 +58,11 @@ const schema = z.object({
   PUBLIC_BASE_URL: httpUrl.transform((url) => url.replace(/\/+$/, '')).optional(),
   API_KEYS: keyList,
   ADMIN_API_KEYS: keyList,
-  // Owners are HMACs under it: guessing it must be as hard as guessing a key.
-  KEY_HASH_SECRET: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
+  KEY_HASH_SECRET: keyHashSecret.optional(),
   MAX_ACTIVE_DOWNLOADS_PER_KEY: int(0).default(20),
+  YTDLP: z.enum(['on', 'off']).default('on'),
+  YTDLP_PATH: z.string().min(1).optional(),
+  YTDLP_TIMEOUT_SECONDS: int(1, 3600).default(60),
   ALLOW_PRIVATE_ADDRESSES: privateAllowance.default(false),
   MAX_FILE_BYTES: int(1).default(2 * 1024 ** 3),
   // Twelve hours of one-second segments: any real VOD stream fits, a manifest bomb does not.
@@ -112,6 +118,12 @@ export type Config = {
   keyHashSecret: string | undefined;
   /** Downloads not yet ended that one (non-admin) key may have; 0 for no limit. */
   maxActiveDownloadsPerKey: number;
+  /** `off`: no site extraction even where yt-dlp is installed. */
+  ytdlp: 'on' | 'off';
+  /** The yt-dlp binary; unset: `yt-dlp` on PATH. */
+  ytdlpPath: string | undefined;
+  /** How long one extraction may take. */
+  ytdlpTimeoutSeconds: number;
   /** All private addresses, none, or those in the listed ranges. */
   allowPrivateAddresses: boolean | string[];
   maxFileBytes: number;
@@ -171,6 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminApiKeys: c.ADMIN_API_KEYS,
     keyHashSecret: c.KEY_HASH_SECRET,
     maxActiveDownloadsPerKey: c.MAX_ACTIVE_DOWNLOADS_PER_KEY,
+    ytdlp: c.YTDLP,
+    ytdlpPath: c.YTDLP_PATH,
+    ytdlpTimeoutSeconds: c.YTDLP_TIMEOUT_SECONDS,
     allowPrivateAddresses: c.ALLOW_PRIVATE_ADDRESSES,
     maxFileBytes: c.MAX_FILE_BYTES,
     maxSegments: c.MAX_SEGMENTS,

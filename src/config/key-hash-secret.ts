@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from './index.ts';
+import { ConfigError, KEY_HASH_SECRET_RULE, type Config } from './index.ts';
 
 // Owners are stored as HMACs of API keys under this secret. Unset, it is made once and kept in
 // DATA_DIR; API processes on several machines must share it (KEY_HASH_SECRET), or each would
@@ -18,7 +18,14 @@ export async function keyHashSecret(config: Config): Promise<Buffer | undefined>
     if (error.code === 'ENOENT') return undefined;
     throw error;
   });
-  return Buffer.from((kept ?? (await makeSecret(file))).trim(), 'utf8');
+  const secret = (kept ?? (await makeSecret(file))).trim();
+  // A file cut short or emptied by hand would make every owner a hash under a guessable key.
+  if (secret.length < 32) {
+    throw new ConfigError(
+      `The service did not start: ${file} (the kept KEY_HASH_SECRET) ${KEY_HASH_SECRET_RULE}; remove it to have a new one made, or set KEY_HASH_SECRET.`,
+    );
+  }
+  return Buffer.from(secret, 'utf8');
 }
 
 /**

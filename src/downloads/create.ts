@@ -43,7 +43,10 @@ export class DownloadCreator {
     const limit = caller.sees === 'own' && this.deps.maxActivePerKey > 0 ? this.deps.maxActivePerKey : undefined;
     try {
       const row = await this.batch.add(data, limit);
-      return row ? { kind: 'created', row } : { kind: 'over_limit', limit: limit! };
+      if (row) return { kind: 'created', row };
+      // A repeat sent together with its first request can find the limit reached by that very
+      // request: it is a repeat, and gets that download like any other.
+      return (await replay()) ?? { kind: 'over_limit', limit: limit! };
     } catch (error) {
       const winner = isUniqueViolation(error) ? await replay() : null;
       if (winner) return winner;

@@ -35,6 +35,8 @@ export type AppDeps = {
   metrics: Metrics;
   /** The secret API keys are hashed under; needed when keys are configured. */
   keyHashSecret: Buffer | undefined;
+  /** The version of yt-dlp this server extracts sites with; null without one. */
+  ytdlpVersion: string | null;
 };
 
 type Spec = { paths: Record<string, Record<string, { operationId?: string }>> };
@@ -82,8 +84,11 @@ export function createApp(deps: AppDeps): express.Express {
   // Failed key attempts are limited before the key is checked, and requests after it, so that only
   // a configured key is given a budget of its own.
   const keys = new ApiKeys({ keys: config.apiKeys, adminKeys: config.adminApiKeys, secret: deps.keyHashSecret });
-  api.use(operationsRoutes({ downloads: deps.downloads, metrics: deps.metrics, keys }));
-  api.use('/downloads', failedKeyAttemptLimit(keys, config.rateLimitPerMinute), keys.require, requestLimit(keys, config.rateLimitPerMinute));
+  // One count of failed attempts for every place a key is checked: /metrics answers a guess too.
+  const failedKeys = failedKeyAttemptLimit(keys, config.rateLimitPerMinute);
+  api.use('/metrics', failedKeys);
+  api.use(operationsRoutes({ downloads: deps.downloads, metrics: deps.metrics, keys, ytdlpVersion: deps.ytdlpVersion }));
+  api.use('/downloads', failedKeys, keys.require, requestLimit(keys, config.rateLimitPerMinute));
   api.use(express.json({ limit: MAX_BODY_BYTES }));
   api.use(plainQueryNames);
   api.use(

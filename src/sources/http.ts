@@ -70,14 +70,32 @@ type GetOptions = {
 };
 
 export class SourceHttp {
-  private readonly exchanges = new Exchanges();
   readonly addresses: AddressPolicy;
   /** What every download and every response read through this client is held to. */
   readonly minSpeed: MinSpeed;
 
-  constructor(private readonly policy: SourcePolicy) {
+  constructor(
+    private readonly policy: SourcePolicy,
+    private readonly exchanges = new Exchanges(),
+    /** Sent with every request, under each request's own: what a site asks its media to be fetched with. */
+    private readonly carried: { headers: Record<string, string>; origin: string | null } = { headers: {}, origin: null },
+  ) {
     this.addresses = new AddressPolicy(policy.allowPrivateAddresses);
     this.minSpeed = { bytesPerSecond: policy.minBytesPerSecond, windowMs: policy.idleTimeoutMs };
+  }
+
+  /**
+   * This client (its connections too), sending `headers` with every request: a site's User-Agent
+   * and Referer for its media. A Cookie goes only to the origin of `forUrl`, never to wherever a
+   * redirect or a playlist leads.
+   */
+  withHeaders(headers: Record<string, string>, forUrl: string): SourceHttp {
+    return new SourceHttp(this.policy, this.exchanges, { headers, origin: URL.canParse(forUrl) ? new URL(forUrl).origin : null });
+  }
+
+  private carriedTo(target: URL): Record<string, string> {
+    if (target.origin === this.carried.origin) return this.carried.headers;
+    return Object.fromEntries(Object.entries(this.carried.headers).filter(([name]) => name.toLowerCase() !== 'cookie'));
   }
 
   async get(url: string, options: GetOptions = {}): Promise<SourceResponse> {
@@ -98,6 +116,7 @@ export class SourceHttp {
           headers: {
             'user-agent': 'video-download-service',
             'accept-encoding': options.document ? DOCUMENT_ENCODINGS : 'identity',
+            ...this.carriedTo(target),
             ...options.headers,
           },
           signal: options.signal,

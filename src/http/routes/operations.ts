@@ -10,7 +10,9 @@ import { HttpProblem } from '../problem.ts';
 /** Longer than this, and the database does not count as answering. */
 const READY_TIMEOUT_MS = 2_000;
 
-export function operationsRoutes({ downloads, metrics, keys }: { downloads: DownloadRepository; metrics: Metrics; keys: ApiKeys }): express.Router {
+type OperationsDeps = { downloads: DownloadRepository; metrics: Metrics; keys: ApiKeys; ytdlpVersion: string | null };
+
+export function operationsRoutes({ downloads, metrics, keys, ytdlpVersion }: OperationsDeps): express.Router {
   const router = express.Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -27,7 +29,7 @@ export function operationsRoutes({ downloads, metrics, keys }: { downloads: Down
     } finally {
       clearTimeout(timer);
     }
-    res.json({ status: 'ready' });
+    res.json({ status: 'ready', yt_dlp: ytdlpVersion });
   });
   router.get('/metrics', keys.require, async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());

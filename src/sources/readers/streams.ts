@@ -1,5 +1,5 @@
 import { planHls } from '../hls/index.ts';
-import type { Arrival, FetchedMedia, MediaContext, SourceReader } from '../reader.ts';
+import type { Arrival, FetchedMedia, MediaContext, SourceKind, SourceReader } from '../reader.ts';
 import { fetchPlan } from '../segmented/index.ts';
 import { readDocument } from '../small-bodies.ts';
 import type { MediaPlan } from '../types.ts';
@@ -26,7 +26,8 @@ export const dashReader: SourceReader = {
   },
 };
 
-async function fetchStream(ctx: MediaContext, plan: MediaPlan, kind: 'hls' | 'dash'): Promise<FetchedMedia> {
+/** Fetches the plan's tracks and merges them into one file. */
+export async function fetchStream(ctx: MediaContext, plan: MediaPlan, kind: SourceKind): Promise<FetchedMedia> {
   ctx.phaseEnded('resolve');
   const fetched = await fetchPlan(ctx, plan, ctx.ffmpeg, { concurrency: ctx.segmentConcurrency });
   return { ...fetched, title: null, source: kind };

@@ -1,4 +1,5 @@
 import {
+  describeSource,
   formatBytes,
   formatDuration,
   isFinal,
@@ -96,9 +97,11 @@ export class DownloadCard {
   private render(): void {
     const { status, progress, file, error, url } = this.current;
     this.node.dataset.status = status;
-    this.title.textContent = file?.filename ?? url;
-    this.source.textContent = file ? url : '';
-    this.source.hidden = !file;
+    const found = describeSource(this.current.source);
+    this.title.textContent = file?.filename ?? this.current.source?.title ?? url;
+    // Under its name, where the file came from: the URL once the name is not the URL, and how it was read.
+    this.source.textContent = [this.title.textContent === url ? null : url, found ? `from ${found}` : null].filter(Boolean).join(' · ');
+    this.source.hidden = !this.source.textContent;
 
     const percent = status === 'completed' ? 100 : progress.percent;
     if (percent === null) this.bar.removeAttribute('value');

@@ -1,0 +1,393 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { DownloadError, type ErrorCode } from '../../core/errors.ts';
+import { findExecutable, isExecutable } from '../../core/executables.ts';
+
+// Running yt-dlp, confined. It only extracts (`--dump-single-json --no-download`); the service
+// fetches what it finds with its own fetchers. Each run gets no shell, a clean environment with a
+// HOME of its own (removed afterwards), a time limit, a bound on its output, and is killed (its whole
+// process group) on any of those, on the download's cancellation, and at shutdown.
+
+/** A yt-dlp the service may run: where it is and what `--version` said. */
+export type YtDlp = { path: string; version: string };
+
+export type YtDlpConfig = { ytdlp: 'on' | 'off'; ytdlpPath: string | undefined };
+
+/** Which of yt-dlp's extractors a run may use: the sites' own, the generic page reader, or both. */
+export type ExtractorChoice = 'dedicated' | 'generic' | 'all';
+
+export type ExtractOptions = {
+  url: string;
+  /** The forward proxy every connection of the run goes through; it carries a credential and never appears in an error. */
+  proxyUrl: string;
+  extractors: ExtractorChoice;
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** A bound on yt-dlp's JSON; default 20 MB. */
+  maxOutputBytes?: number;
+  /** The hosts the proxy refused to this run (its address policy): a failed run that met one is `blocked_address`. */
+  refusedHosts?: () => readonly string[];
+};
+
+export const MAX_OUTPUT_BYTES = 20 * 1024 * 1024;
+const VERSION_TIMEOUT_MS = 10_000;
+const STDERR_TAIL = 64 * 1024;
+const REASON_LENGTH = 200;
+
+// ---------------------------------------------------------------------------------------------
+// What yt-dlp answers. Only the fields the service uses are checked; anything else is dropped, and
+// a format that does not fit is skipped rather than failing the whole answer.
+
+const text = z.string().nullish();
+const count = z.number().nullish();
+const headers = z.record(z.string(), z.string()).nullish();
+
+/** The fields a format has, which a result without a `formats` list carries itself. */
+const formatFields = {
+  format_id: text,
+  manifest_url: text,
+  protocol: text,
+  ext: text,
+  vcodec: text,
+  acodec: text,
+  height: count,
+  width: count,
+  tbr: count,
+  filesize: count,
+  // Newer yt-dlp also says 'maybe' (may be DRM, worth trying).
+  has_drm: z.union([z.boolean(), z.literal('maybe')]).nullish(),
+  http_headers: headers,
+};
+
+const formatSchema = z.object({ ...formatFields, url: z.string() });
+
+const tolerantFormats = z.array(z.unknown()).transform((items) =>
+  items.flatMap((item) => {
+    const parsed = formatSchema.safeParse(item);
+    return parsed.success ? [parsed.data] : [];
+  }),
+);
+
+const infoSchema = z.object({
+  ...formatFields,
+  _type: text,
+  extractor_key: text,
+  extractor: text,
+  title: text,
+  is_live: z.boolean().nullish(),
+  live_status: text,
+  url: text,
+  formats: tolerantFormats.nullish(),
+});
+
+const playlistSchema = z.object({
+  _type: z.literal('playlist'),
+  extractor_key: text,
+  extractor: text,
+  title: text,
+  entries: z.array(z.unknown()).nullish(),
+});
+
+export type SiteFormat = z.infer<typeof formatSchema>;
+/** One video as yt-dlp describes it: a `formats` list, or (for a single direct file) a `url` of its own. */
+export type SiteInfo = z.infer<typeof infoSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Finding it.
+
+/** YTDLP_PATH, else `yt-dlp` on PATH; null when YTDLP=off, when there is none, or when it does not answer `--version`. */
+export async function findYtDlp(config: YtDlpConfig): Promise<YtDlp | null> {
+  if (config.ytdlp === 'off') return null;
+  const file = config.ytdlpPath ?? findExecutable(['yt-dlp']);
+  if (!file || !isExecutable(file)) return null;
+  const run = await runConfined(file, ['--version'], { timeoutMs: VERSION_TIMEOUT_MS, maxOutputBytes: 1024 }).catch(() => null);
+  const version = run?.exitCode === 0 ? run.stdout.toString('utf8').trim() : '';
+  return /^[\w.+-]{1,64}$/.test(version) ? { path: file, version } : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Extracting.
+
+const EXTRACTOR_ARGS: Record<ExtractorChoice, string[]> = {
+  dedicated: ['--ies', 'default,-generic'],
+  generic: ['--ies', 'generic'],
+  all: [],
+};
+
+/** What yt-dlp finds at `options.url`; rejects with a DownloadError, or with the signal's reason when aborted. */
+export async function extract(ytdlp: YtDlp, options: ExtractOptions): Promise<SiteInfo> {
+  if (!/^https?:\/\//i.test(options.url)) throw new DownloadError('unsupported_source', 'Only http and https URLs are given to yt-dlp.');
+  const args = [
+    '--dump-single-json',
+    '--no-playlist',
+    '--ignore-config',
+    '--no-cache-dir',
+    '--no-download',
+    '--proxy',
+    options.proxyUrl,
+    ...EXTRACTOR_ARGS[options.extractors],
+    '--',
+    options.url,
+  ];
+  const run = await runConfined(ytdlp.path, args, {
+    timeoutMs: options.timeoutMs,
+    maxOutputBytes: options.maxOutputBytes ?? MAX_OUTPUT_BYTES,
+    signal: options.signal,
+  });
+  if (run.exitCode !== 0) throw failure(run.stderr, options);
+  return readInfo(run.stdout);
+}
+
+function readInfo(stdout: Buffer): SiteInfo {
+  let json: unknown;
+  try {
+    json = JSON.parse(stdout.toString('utf8'));
+  } catch {
+    throw new DownloadError('unsupported_source', 'yt-dlp did not answer with a description of the page.');
+  }
+  return siteInfoOf(json);
+}
+
+/** yt-dlp's JSON as the service reads it: one video, with something to fetch, not live. */
+export function siteInfoOf(json: unknown): SiteInfo {
+  const info = firstVideo(json);
+  if (!info) throw new DownloadError('unsupported_source', 'yt-dlp found no video on the page.');
+  if (info.is_live === true || info.live_status === 'is_live' || info.live_status === 'is_upcoming')
+    throw new DownloadError('unsupported_source', 'The page is a live stream; live streams are not downloaded.');
+  if (!info.formats?.length && !info.url) throw new DownloadError('unsupported_source', 'yt-dlp found no format to download on the page.');
+  return info;
+}
+
+/** The video itself, or for a playlist (a feed, a page of several embeds) its first video, under the playlist's extractor if it names none. */
+function firstVideo(json: unknown): SiteInfo | null {
+  const playlist = playlistSchema.safeParse(json);
+  if (!playlist.success) {
+    const video = infoSchema.safeParse(json);
+    return video.success ? video.data : null;
+  }
+  for (const entry of playlist.data.entries ?? []) {
+    const video = infoSchema.safeParse(entry);
+    if (!video.success || video.data._type === 'playlist') continue;
+    const { extractor_key, extractor, title } = playlist.data;
+    return {
+      ...video.data,
+      extractor_key: video.data.extractor_key ?? extractor_key,
+      extractor: video.data.extractor ?? extractor,
+      title: video.data.title ?? title,
+    };
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a failure means. The first rule whose pattern is in yt-dlp's ERROR line decides; the lines
+// these were written against are in test/site-ytdlp.test.ts. The proxy answers 403 to what the
+// address policy refuses: for https that is "Tunnel connection failed: 403", for plain http an
+// "HTTP Error 403" like a site's own, which only the proxy's record (`refusedHosts`) tells apart.
+
+type Rule = { pattern: RegExp; code: ErrorCode; retryable: boolean; summary: string };
+
+const RULES: Rule[] = [
+  // First, because these lines end with the URL, which may say anything.
+  {
+    pattern: /^ERROR: (?:Unsupported URL|No suitable extractor)|is not a valid URL/,
+    code: 'unsupported_source',
+    retryable: false,
+    summary: 'yt-dlp found no video there',
+  },
+  { pattern: /\bDRM[ -]protected\b|\bprotected by DRM\b/i, code: 'drm_protected', retryable: false, summary: 'The video is DRM-protected' },
+  { pattern: /Tunnel connection failed: 403\b/, code: 'blocked_address', retryable: false, summary: 'The page led to an address the server may not reach' },
+  {
+    pattern: /Tunnel connection failed: (?:407|429)\b|HTTP Error 407\b/,
+    code: 'internal_error',
+    retryable: true,
+    summary: "The server's proxy refused yt-dlp",
+  },
+  { pattern: /Tunnel connection failed: 5\d\d\b/, code: 'source_unreachable', retryable: true, summary: 'The site could not be reached' },
+  { pattern: /HTTP Error 5\d\d\b/, code: 'source_http_error', retryable: true, summary: 'The site answered with an error' },
+  { pattern: /HTTP Error 4\d\d\b/, code: 'source_http_error', retryable: false, summary: 'The site answered with an error' },
+  { pattern: /timed out/i, code: 'source_timeout', retryable: true, summary: 'The site was too slow' },
+  { pattern: /CERTIFICATE_VERIFY_FAILED|\bSSL\b/, code: 'source_unreachable', retryable: false, summary: 'The TLS connection to the site failed' },
+  {
+    pattern:
+      /Connection (?:refused|reset|aborted)|Remote end closed|Name or service not known|name resolution|No route to host|Network is unreachable|urlopen error/i,
+    code: 'source_unreachable',
+    retryable: true,
+    summary: 'The site could not be reached',
+  },
+];
+
+const OTHERWISE: Rule = { pattern: /$/, code: 'unsupported_source', retryable: false, summary: 'yt-dlp could not extract a video' };
+
+function failure(stderr: string, options: ExtractOptions): DownloadError {
+  const line = errorLine(stderr);
+  const reason = shortReason(line, proxySecrets(options.proxyUrl));
+  const refused = options.refusedHosts?.() ?? [];
+  if (refused.length > 0)
+    return new DownloadError('blocked_address', `The page led to an address the server may not reach (${shortReason(refused.join(', '), [])}).`);
+  const rule = RULES.find((candidate) => candidate.pattern.test(line)) ?? OTHERWISE;
+  return new DownloadError(rule.code, reason ? `${rule.summary}: ${reason}` : `${rule.summary}.`, rule.retryable);
+}
+
+/** The first `ERROR:` line of yt-dlp's stderr (else its last line), without escape sequences or control characters. */
+function errorLine(stderr: string): string {
+  const lines = withoutControls(stderr.replace(ANSI, ''), '\n')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  return lines.find((line) => line.startsWith('ERROR:')) ?? lines.at(-1) ?? '';
+}
+
+// CSI sequences (colours), then any other two-byte escape.
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]?/g;
+// C0 and C1 controls, DEL, and the invisible marks that reorder text.
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+function withoutControls(value: string, keep = ''): string {
+  return value.replace(CONTROLS, (char) => (keep.includes(char) ? char : ' '));
+}
+
+/** At most REASON_LENGTH characters of what went wrong, with yt-dlp's boilerplate and every form of the proxy's URL and credential removed. */
+function shortReason(line: string, secrets: string[]): string {
+  let reason = line
+    .replace(/^ERROR:\s*/, '')
+    .replace(/;\s*please report this issue on\b.*$/i, '')
+    .replace(/\s*\(caused by .*$/, '');
+  for (const secret of secrets) reason = redact(reason, secret);
+  reason = withoutControls(reason).replace(/\s+/g, ' ').trim();
+  const chars = Array.from(reason);
+  return chars.length > REASON_LENGTH ? `${chars.slice(0, REASON_LENGTH - 1).join('')}…` : reason;
+}
+
+/** `text` with each `secret` replaced, except where its digits go on (the port 8080 is not in 80800). */
+function redact(text: string, secret: string): string {
+  let result = '';
+  let from = 0;
+  let at = text.indexOf(secret);
+  while (at !== -1) {
+    const end = at + secret.length;
+    const longer = /\d$/.test(secret) && /^\d/.test(text.slice(end, end + 1));
+    result += text.slice(from, at) + (longer ? secret : '[proxy]');
+    from = end;
+    at = text.indexOf(secret, from);
+  }
+  return result + text.slice(from);
+}
+
+/** The proxy URL as yt-dlp or Python could print it: whole, without its credential, and the credential in every encoding; longest first. */
+function proxySecrets(proxyUrl: string): string[] {
+  const secrets = [proxyUrl];
+  try {
+    const url = new URL(proxyUrl);
+    const { username, password } = url;
+    const decoded = [decodeURIComponent(username), decodeURIComponent(password)];
+    secrets.push(url.host, `${url.protocol}//${url.host}`, username, password, ...decoded);
+    if (password) secrets.push(Buffer.from(`${decoded[0]}:${decoded[1]}`).toString('base64'));
+  } catch {
+    // Not a URL: only its exact text can be looked for.
+  }
+  return [...new Set(secrets.filter((secret) => secret.length >= 4))].sort((a, b) => b.length - a.length);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running it.
+
+type Limits = { timeoutMs: number; maxOutputBytes: number; signal?: AbortSignal };
+type Run = { exitCode: number | null; stdout: Buffer; stderr: string };
+
+/** Every run not yet over, to be killed at shutdown. */
+const running = new Set<{ stop(reason: unknown): void; closed: Promise<void> }>();
+
+/** Kills every yt-dlp still running (shutdown); their extractions reject as retryable. Resolves once they are gone. */
+export async function killAllExtractions(): Promise<void> {
+  const runs = [...running];
+  for (const run of runs) run.stop(new DownloadError('internal_error', 'The server stopped while yt-dlp was running.', true));
+  await Promise.all(runs.map((run) => run.closed));
+}
+
+/** How many yt-dlp runs are going on (for tests and metrics). */
+export function runningExtractions(): number {
+  return running.size;
+}
+
+async function runConfined(file: string, args: string[], limits: Limits): Promise<Run> {
+  limits.signal?.throwIfAborted();
+  const home = await mkdtemp(path.join(os.tmpdir(), 'vds-ytdlp-'));
+  try {
+    return await runIn(home, file, args, limits);
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+function runIn(home: string, file: string, args: string[], limits: Limits): Promise<Run> {
+  const { signal } = limits;
+  return new Promise<Run>((resolve, reject) => {
+    signal?.throwIfAborted();
+    // A process group of its own, so that a kill takes whatever yt-dlp started too.
+    const child = spawn(file, args, {
+      cwd: home,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      shell: false,
+      detached: true,
+    });
+    let closed = false;
+    let stoppedBy: unknown;
+    let markClosed!: () => void;
+    const entry = {
+      closed: new Promise<void>((resolve) => (markClosed = resolve)),
+      stop(reason: unknown) {
+        stoppedBy ??= reason;
+        if (closed || child.pid === undefined) return;
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          child.kill('SIGKILL'); // the group is gone already; the leader may not be
+        }
+      },
+    };
+    running.add(entry);
+    const onAbort = () => entry.stop(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(
+      () => entry.stop(new DownloadError('source_timeout', `yt-dlp did not finish within ${Math.round(limits.timeoutMs / 1000)} s.`, true)),
+      limits.timeoutMs,
+    );
+
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > limits.maxOutputBytes)
+        return entry.stop(new DownloadError('source_too_large', `yt-dlp's description of the page passed the limit of ${limits.maxOutputBytes} bytes.`));
+      stdout.push(chunk);
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-STDERR_TAIL);
+    });
+
+    const finish = () => {
+      closed = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      running.delete(entry);
+      markClosed();
+    };
+    child.on('error', (error) => {
+      finish();
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an abort's reason goes on as it came, for the caller to recognise.
+      reject(stoppedBy ?? error);
+    });
+    child.on('close', (exitCode) => {
+      finish();
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as above.
+      if (stoppedBy !== undefined) reject(stoppedBy);
+      else resolve({ exitCode, stdout: Buffer.concat(stdout), stderr });
+    });
+  });
+}
