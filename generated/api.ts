@@ -293,7 +293,37 @@ export interface components {
              *     point to a private or loopback address.
              */
             callback_url?: string;
+            mode?: components["schemas"]["Mode"];
+            audio_format?: components["schemas"]["AudioFormat"];
+            subtitles?: components["schemas"]["SubtitleLanguages"];
         };
+        /**
+         * @description What the file holds: `video` (default: the picture with its sound), `audio` (the sound
+         *     only; no video segment or rendition is fetched where the source has separate audio, and a
+         *     muxed source's audio is copied out), `mute` (the picture only; no separate audio is
+         *     fetched).
+         * @default video
+         * @enum {string}
+         */
+        Mode: "video" | "audio" | "mute";
+        /**
+         * @description Only with `mode: "audio"` (a 400 otherwise). `best` (default) never re-encodes: AAC gives
+         *     `.m4a` (`audio/mp4`), Opus `.opus` (`audio/ogg`), MP3 `.mp3` (`audio/mpeg`). `m4a`, `mp3`
+         *     and `opus` re-encode only when the source's codec differs.
+         * @default best
+         * @enum {string}
+         */
+        AudioFormat: "best" | "m4a" | "mp3" | "opus";
+        /**
+         * @description Subtitle tracks to embed (as `mov_text`, with their ISO 639-2 language): language tags,
+         *     matched by their primary subtag (`en` takes `en-US`), or `["all"]`. A language the source
+         *     lacks is not an error. Default: none.
+         * @example [
+         *       "en",
+         *       "pt-BR"
+         *     ]
+         */
+        SubtitleLanguages: string[];
         /**
          * @description `best` (default), `worst`, or the largest acceptable height in pixels.
          * @default best
@@ -333,6 +363,10 @@ export interface components {
             completed_at: string | null;
             /** @description The webhook of a download created with `callback_url`; null without one. */
             callback: null | components["schemas"]["Callback"];
+            mode: components["schemas"]["Mode"];
+            /** @description The `audio_format` asked for; null unless `mode` is `audio`. */
+            audio_format: null | components["schemas"]["AudioFormat"];
+            subtitles: components["schemas"]["SubtitleLanguages"];
             /** @description How the media was found at `url`; null until an attempt has found out. */
             source: null | components["schemas"]["Source"];
         };
@@ -411,6 +445,22 @@ export interface components {
             duration_seconds: number | null;
             width: number | null;
             height: number | null;
+            /**
+             * @description The audio codec as ffmpeg names it (`aac`, `opus`, `mp3`...); null without sound.
+             * @example aac
+             */
+            audio_codec: string | null;
+            /**
+             * @description The video codec as ffmpeg names it (`h264`, `vp9`...); null for audio.
+             * @example h264
+             */
+            video_codec: string | null;
+            /** @description The subtitle tracks the file holds. */
+            subtitles: {
+                /** @description ISO 639-2 code (`eng`, `deu`). */
+                language: string | null;
+                label: string | null;
+            }[];
         };
         DownloadError: {
             code: components["schemas"]["ErrorCode"];
@@ -854,11 +904,11 @@ export interface operations {
                     /**
                      * @example event: download
                      *     id: 1
-                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading","url":"https://media.example.com/clip.mp4","quality":"best","progress":{"downloaded_bytes":1048576,"total_bytes":5998782,"percent":17.5,"speed_bytes_per_second":2097152,"eta_seconds":2},"file":null,"token":null,"download_url":null,"expires_at":null,"error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:34.100Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":null,"callback":null,"source":{"kind":"direct","extractor":null,"title":null}}
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading","url":"https://media.example.com/clip.mp4","quality":"best","mode":"video","audio_format":null,"subtitles":[],"progress":{"downloaded_bytes":1048576,"total_bytes":5998782,"percent":17.5,"speed_bytes_per_second":2097152,"eta_seconds":2},"file":null,"token":null,"download_url":null,"expires_at":null,"error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:34.100Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":null,"callback":null,"source":{"kind":"direct","extractor":null,"title":null}}
                      *
                      *     event: download
                      *     id: 2
-                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"completed","url":"https://media.example.com/clip.mp4","quality":"best","progress":{"downloaded_bytes":5998782,"total_bytes":5998782,"percent":100,"speed_bytes_per_second":null,"eta_seconds":null},"file":{"filename":"clip.mp4","content_type":"video/mp4","size_bytes":5998782,"sha256":"5f72e273f6c94d45e5a4c70f1e072a6de7efe1daa5d1110d422419a6b890158b","duration_seconds":60,"width":1280,"height":720},"token":"bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","download_url":"http://127.0.0.1:3000/download/bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","expires_at":"2026-11-24T18:09:36.028Z","error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:36.028Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":"2026-11-23T18:09:36.028Z","callback":null,"source":{"kind":"direct","extractor":null,"title":null}}
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"completed","url":"https://media.example.com/clip.mp4","quality":"best","mode":"video","audio_format":null,"subtitles":[],"progress":{"downloaded_bytes":5998782,"total_bytes":5998782,"percent":100,"speed_bytes_per_second":null,"eta_seconds":null},"file":{"filename":"clip.mp4","content_type":"video/mp4","size_bytes":5998782,"sha256":"5f72e273f6c94d45e5a4c70f1e072a6de7efe1daa5d1110d422419a6b890158b","duration_seconds":60,"width":1280,"height":720,"audio_codec":"aac","video_codec":"h264","subtitles":[]},"token":"bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","download_url":"http://127.0.0.1:3000/download/bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","expires_at":"2026-11-24T18:09:36.028Z","error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:36.028Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":"2026-11-23T18:09:36.028Z","callback":null,"source":{"kind":"direct","extractor":null,"title":null}}
                      */
                     "text/event-stream": string;
                 };
@@ -962,6 +1012,8 @@ export interface operations {
                 };
                 content: {
                     "video/mp4": string;
+                    "video/*": string;
+                    "audio/*": string;
                     "application/octet-stream": string;
                 };
             };
@@ -981,6 +1033,8 @@ export interface operations {
                 };
                 content: {
                     "video/mp4": string;
+                    "video/*": string;
+                    "audio/*": string;
                     "application/octet-stream": string;
                 };
             };

@@ -18,9 +18,9 @@ function hlsWorstVariant(codecs: string): string {
     'video.m3u8',
     '',
   ].join('\n');
-  const reading = readHlsPlaylist({ text: master, url: 'http://127.0.0.1:9/master.m3u8', quality: 'worst', expect: 'any', maxSegments });
+  const reading = readHlsPlaylist({ text: master, url: 'http://127.0.0.1:9/master.m3u8', quality: 'worst', mode: 'video', expect: 'any', maxSegments });
   if (reading.type !== 'master') throw new Error('the master playlist was read as a media playlist');
-  return path.basename(reading.variantUrl);
+  return path.basename(reading.variantUrl ?? '');
 }
 
 /** The kinds of the tracks planned for a DASH video Representation with these codecs and no separate audio. */

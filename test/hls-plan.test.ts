@@ -6,6 +6,7 @@ import { DownloadError } from '../src/core/errors.ts';
 import { loadConfig } from '../src/config/index.ts';
 import { DocumentSandbox } from '../src/sources/sandbox/document-sandbox.ts';
 import { planHls } from '../src/sources/hls/index.ts';
+import type { Mode } from '../src/core/mode.ts';
 import type { Quality } from '../src/core/quality.ts';
 import type { MediaPlan, Segment, SegmentKey } from '../src/sources/types.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
@@ -47,13 +48,13 @@ async function fetchText(url: string): Promise<{ url: string; text: string }> {
   return { url: response.url, text: await response.text() };
 }
 
-async function plan(url: string, quality: Quality = 'best'): Promise<MediaPlan> {
+async function plan(url: string, quality: Quality = 'best', mode: Mode = 'video'): Promise<MediaPlan> {
   const playlist = await fetchText(url);
-  return planHls({ ...playlist, http, sandbox, maxSegments, quality, signal: AbortSignal.timeout(10_000) });
+  return planHls({ ...playlist, http, sandbox, maxSegments, quality, mode, signal: AbortSignal.timeout(10_000) });
 }
 
 function planText(url: string, text: string, quality: Quality = 'best'): Promise<MediaPlan> {
-  return planHls({ http, sandbox, maxSegments, url, text, quality, signal: AbortSignal.timeout(10_000) });
+  return planHls({ http, sandbox, maxSegments, url, text, quality, mode: 'video', signal: AbortSignal.timeout(10_000) });
 }
 
 function sequenceIv(sequence: number): string {

@@ -1,7 +1,15 @@
 import { constants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createClient, formatBytes as bytes, ProblemError, type Download, type DownloadStatus, type VideoDownloadClient } from '../client/index.ts';
+import {
+  createClient,
+  formatBytes as bytes,
+  ProblemError,
+  type CreateDownload,
+  type Download,
+  type DownloadStatus,
+  type VideoDownloadClient,
+} from '../client/index.ts';
 import { listLine, statusLines } from './format.ts';
 import { progressFor } from './progress.ts';
 
@@ -50,19 +58,37 @@ async function checkWritable({ folder }: Output): Promise<void> {
   });
 }
 
-export type GetOptions = { output?: string; quality: 'best' | 'worst' | number; filename?: string };
+export type GetOptions = {
+  output?: string;
+  quality: 'best' | 'worst' | number;
+  filename?: string;
+  audio?: boolean;
+  audioFormat?: 'best' | 'm4a' | 'mp3' | 'opus';
+  mute?: boolean;
+  subs?: string[];
+};
+
+/** The create request `vds get` sends for its options. */
+function createRequest(url: string, options: GetOptions): CreateDownload {
+  return {
+    url,
+    quality: options.quality,
+    ...(options.filename ? { filename: options.filename } : {}),
+    ...(options.audio ? { mode: 'audio' as const, ...(options.audioFormat ? { audio_format: options.audioFormat } : {}) } : {}),
+    ...(options.mute ? { mode: 'mute' as const } : {}),
+    ...(options.subs ? { subtitles: options.subs } : {}),
+  };
+}
 
 /** Creates a download, follows it, saves its file and checks its sha256. */
 export async function get(connection: Connection, url: string, options: GetOptions, { out, err, signal }: Terminal): Promise<void> {
   const vds = clientOf(connection);
   const output = await outputOf(options.output);
   await checkWritable(output);
-  const created = await vds
-    .create({ url, quality: options.quality, ...(options.filename ? { filename: options.filename } : {}) }, { signal: answered(signal) })
-    .catch((error: unknown) => {
-      // The request may have reached the service before the answer was given up on.
-      throw signal.aborted ? new Interrupted('Stopped before the service answered; vds list shows whether the download was created.') : error;
-    });
+  const created = await vds.create(createRequest(url, options), { signal: answered(signal) }).catch((error: unknown) => {
+    // The request may have reached the service before the answer was given up on.
+    throw signal.aborted ? new Interrupted('Stopped before the service answered; vds list shows whether the download was created.') : error;
+  });
   err.write(`download ${created.id}\n`);
   const progress = progressFor(err);
   const interrupted = (error: unknown) => {

@@ -16,6 +16,24 @@ function quality(value: string): 'best' | 'worst' | number {
   return height;
 }
 
+const AUDIO_FORMATS = ['best', 'm4a', 'mp3', 'opus'] as const;
+
+function audioFormat(value: string): (typeof AUDIO_FORMATS)[number] {
+  if (!(AUDIO_FORMATS as readonly string[]).includes(value)) throw new InvalidArgumentError(`Use ${AUDIO_FORMATS.join(', ')}.`);
+  return value as (typeof AUDIO_FORMATS)[number];
+}
+
+function languages(value: string): string[] {
+  const tags = value
+    .split(',')
+    .map((tag) => tag.trim())
+    .filter(Boolean);
+  if (!tags.length || tags.some((tag) => !/^(?:all|[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*)$/.test(tag))) {
+    throw new InvalidArgumentError('Use language tags such as en,pt-BR, or all.');
+  }
+  return tags;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function downloadId(value: string): string {
@@ -55,7 +73,14 @@ program
   .option('-o, --output <path>', 'where to save it: a file, or a directory (made when the path ends in /; default: its name, here)')
   .option('-q, --quality <quality>', 'best, worst, or a height such as 720', quality, 'best')
   .option('--filename <name>', 'the name the service gives the file')
-  .action((url: string, options: Parameters<typeof get>[2]) => get(connection(), url, options, terminal));
+  .addOption(new Option('--audio', 'the sound only').conflicts('mute'))
+  .addOption(new Option('--audio-format <format>', "with --audio: best (the source's own), m4a, mp3 or opus").argParser(audioFormat))
+  .addOption(new Option('--mute', 'the picture only'))
+  .option('--subs <languages>', 'subtitles to embed: language tags such as en,de, or all', languages)
+  .action((url: string, options: Parameters<typeof get>[2]) => {
+    if (options.audioFormat && !options.audio) throw new InvalidArgumentError('--audio-format goes with --audio.');
+    return get(connection(), url, options, terminal);
+  });
 
 program
   .command('status')

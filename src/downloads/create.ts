@@ -15,7 +15,15 @@ export type CreateResult = { kind: 'created' | 'replayed'; row: Row } | { kind: 
 
 /** The body as it will be stored, defaults applied, so that `{url}` and `{url, quality:"best"}` agree. */
 function requestHash(input: CreateDownloadInput): string {
-  const canonical = [input.url, String(input.quality ?? 'best'), input.filename ?? null, input.callback_url ?? null];
+  const canonical = [
+    input.url,
+    String(input.quality ?? 'best'),
+    input.filename ?? null,
+    input.callback_url ?? null,
+    input.mode ?? 'video',
+    audioFormatOf(input),
+    [...(input.subtitles ?? [])].sort(),
+  ];
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
 
@@ -62,6 +70,11 @@ export class DownloadCreator {
   }
 }
 
+/** The audio format a download asks for: `best` unless named, and none but with mode `audio`. */
+function audioFormatOf(input: CreateDownloadInput): string | null {
+  return input.mode === 'audio' ? (input.audio_format ?? 'best') : null;
+}
+
 function newDownload(caller: Caller, input: CreateDownloadInput, idempotencyKey: string | undefined, linkBase: string): NewDownload {
   return {
     id: randomUUID(),
@@ -71,6 +84,9 @@ function newDownload(caller: Caller, input: CreateDownloadInput, idempotencyKey:
     // Cleaned now: the database cannot hold some of what a client may send (NUL).
     requestedFilename: input.filename === undefined ? null : cleanFileName(input.filename) || null,
     callbackUrl: input.callback_url ?? null,
+    mode: input.mode ?? 'video',
+    audioFormat: audioFormatOf(input),
+    subtitles: input.subtitles ?? [],
     callbackState: input.callback_url === undefined ? null : 'pending',
     linkBase,
     idempotencyKey: idempotencyKey ?? null,

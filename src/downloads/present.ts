@@ -4,6 +4,7 @@ import { parseQuality } from '../core/quality.ts';
 import { formatToken } from '../core/token.ts';
 
 export type Download = components['schemas']['Download'];
+type FileSubtitles = components['schemas']['File']['subtitles'];
 
 /** The API's view of a row. `baseUrl` is the public origin (and BASE_PATH) that links are built on. */
 export function presentDownload(row: Row, baseUrl: string): Download {
@@ -17,6 +18,9 @@ export function presentDownload(row: Row, baseUrl: string): Download {
     status: row.status,
     url: row.url,
     quality: parseQuality(row.quality),
+    mode: row.mode as Download['mode'],
+    audio_format: row.audioFormat as Download['audio_format'],
+    subtitles: row.subtitles,
     progress: {
       downloaded_bytes: downloaded,
       total_bytes: total,
@@ -34,6 +38,9 @@ export function presentDownload(row: Row, baseUrl: string): Download {
             duration_seconds: row.durationSeconds,
             width: row.width,
             height: row.height,
+            audio_codec: row.audioCodec,
+            video_codec: row.videoCodec,
+            subtitles: (row.fileSubtitles as FileSubtitles | null) ?? [],
           }
         : null,
     token,

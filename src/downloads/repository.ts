@@ -51,6 +51,9 @@ export type StoredFile = {
   durationSeconds: number | null;
   width: number | null;
   height: number | null;
+  audioCodec: string | null;
+  videoCodec: string | null;
+  fileSubtitles: { language: string | null; label: string | null }[];
 };
 
 /** A stored file as its completed download records it, with the token that retrieves it. */

@@ -27,12 +27,16 @@ export const MATROSKA: Entry = {
   sniffed: ['video/matroska'],
   declared: ['video/x-matroska', 'video/matroska', 'audio/x-matroska', 'audio/matroska'],
 };
+// Written only, for the audio of a codec that has no container of its own here (AC-3, DTS, PCM...):
+// never taken in as such, since file-type names every Matroska file video/matroska.
+export const MATROSKA_AUDIO: Entry = { mime: 'audio/x-matroska', ext: 'mka', demuxer: 'matroska', sniffed: [], declared: [] };
 export const MPEG_TS: Entry = { mime: 'video/mp2t', ext: 'ts', demuxer: 'mpegts', sniffed: ['video/mp2t'], declared: ['video/mp2t'] };
 
 const ENTRIES: readonly Entry[] = [
   MP4,
   MATROSKA,
   MPEG_TS,
+  MATROSKA_AUDIO,
   { mime: 'video/x-m4v', ext: 'm4v', demuxer: 'mov', sniffed: ['video/x-m4v'], declared: ['video/x-m4v'] },
   { mime: 'audio/mp4', ext: 'm4a', demuxer: 'mov', sniffed: ['audio/x-m4a', 'audio/mp4'], declared: ['audio/mp4', 'audio/x-m4a', 'audio/m4a'] },
   { mime: 'video/quicktime', ext: 'mov', demuxer: 'mov', sniffed: ['video/quicktime'], declared: ['video/quicktime'] },

@@ -1,5 +1,6 @@
 import type { components } from '../../generated/api.ts';
 import { DownloadError } from '../core/errors.ts';
+import type { AudioFormat, Mode } from '../core/mode.ts';
 import type { Quality } from '../core/quality.ts';
 import type { ResponseKind } from './detect.ts';
 import type { SourceResponse } from './http.ts';
@@ -19,6 +20,10 @@ export type SourceFound = { kind: SourceKind; extractor: string | null; title: s
 
 export type MediaContext = SourceContext & {
   quality: Quality;
+  /** What the file is to hold: readers fetch no track the mode throws away. */
+  mode: Mode;
+  /** With mode `audio`: the format the file is to be in. */
+  audioFormat: AudioFormat | null;
   ffmpeg: string;
   sandbox: DocumentSandbox;
   maxSegments: number;

@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.ts';
 import { asDownloadError, DownloadError } from '../core/errors.ts';
+import type { AudioFormat, Mode } from '../core/mode.ts';
 import { parseQuality } from '../core/quality.ts';
 import { Attempt } from '../downloads/attempt.ts';
 import { fileNameFor } from '../downloads/filename.ts';
@@ -7,6 +8,7 @@ import type { DownloadRepository, FoundSource, StoredFile } from '../downloads/r
 import type { DownloadChanges } from '../events/changes.ts';
 import type { DocumentSandbox } from '../sources/sandbox/document-sandbox.ts';
 import type { SourceHttp } from '../sources/http.ts';
+import { readCodecs } from '../media/codecs.ts';
 import { fetchMedia } from '../sources/index.ts';
 import type { SourceFound, SourceReader } from '../sources/reader.ts';
 import type { Logger } from '../operations/log.ts';
@@ -114,6 +116,8 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
       {
         url: row.url,
         quality: parseQuality(row.quality),
+        mode: row.mode as Mode,
+        audioFormat: row.audioFormat as AudioFormat | null,
         http: deps.http,
         ffmpeg: deps.ffmpeg,
         sandbox: deps.sandbox,
@@ -140,6 +144,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
     );
     await recorded;
     // Everything that can fail is settled before the file is moved into place.
+    const codecs = await readCodecs({ ffmpeg: deps.ffmpeg, file: fetched.path, signal, declaredType: fetched.mime });
     const file: StoredFile = {
       fileName: fileNameFor(row.requestedFilename ?? fetched.title, row.url, fetched.ext),
       contentType: fetched.mime,
@@ -148,6 +153,9 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
       durationSeconds: fetched.durationSeconds,
       width: fetched.width,
       height: fetched.height,
+      audioCodec: codecs.audioCodec,
+      videoCodec: codecs.videoCodec,
+      fileSubtitles: codecs.subtitles,
     };
     signal.throwIfAborted();
     await storage.commit(row.id, fetched.path);

@@ -536,6 +536,9 @@ export const DownloadScalarFieldEnum = {
   url: 'url',
   quality: 'quality',
   requestedFilename: 'requestedFilename',
+  mode: 'mode',
+  audioFormat: 'audioFormat',
+  subtitles: 'subtitles',
   callbackUrl: 'callbackUrl',
   callbackState: 'callbackState',
   callbackAttempts: 'callbackAttempts',
@@ -554,6 +557,9 @@ export const DownloadScalarFieldEnum = {
   durationSeconds: 'durationSeconds',
   width: 'width',
   height: 'height',
+  audioCodec: 'audioCodec',
+  videoCodec: 'videoCodec',
+  fileSubtitles: 'fileSubtitles',
   tokenSecret: 'tokenSecret',
   sourceValidator: 'sourceValidator',
   expiresAt: 'expiresAt',
@@ -582,12 +588,29 @@ export const SortOrder = {
 export type SortOrder = (typeof SortOrder)[keyof typeof SortOrder]
 
 
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
+
+
 export const QueryMode = {
   default: 'default',
   insensitive: 'insensitive'
 } as const
 
 export type QueryMode = (typeof QueryMode)[keyof typeof QueryMode]
+
+
+export const JsonNullValueFilter = {
+  DbNull: DbNull,
+  JsonNull: JsonNull,
+  AnyNull: AnyNull
+} as const
+
+export type JsonNullValueFilter = (typeof JsonNullValueFilter)[keyof typeof JsonNullValueFilter]
 
 
 export const NullsOrder = {
@@ -685,6 +708,20 @@ export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, '
  * Reference to a field of type 'Float[]'
  */
 export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
+    
+
+
+/**
+ * Reference to a field of type 'Json'
+ */
+export type JsonFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Json'>
+    
+
+
+/**
+ * Reference to a field of type 'QueryMode'
+ */
+export type EnumQueryModeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'QueryMode'>
     
 
 

@@ -76,6 +76,9 @@ export const DownloadScalarFieldEnum = {
   url: 'url',
   quality: 'quality',
   requestedFilename: 'requestedFilename',
+  mode: 'mode',
+  audioFormat: 'audioFormat',
+  subtitles: 'subtitles',
   callbackUrl: 'callbackUrl',
   callbackState: 'callbackState',
   callbackAttempts: 'callbackAttempts',
@@ -94,6 +97,9 @@ export const DownloadScalarFieldEnum = {
   durationSeconds: 'durationSeconds',
   width: 'width',
   height: 'height',
+  audioCodec: 'audioCodec',
+  videoCodec: 'videoCodec',
+  fileSubtitles: 'fileSubtitles',
   tokenSecret: 'tokenSecret',
   sourceValidator: 'sourceValidator',
   expiresAt: 'expiresAt',
@@ -122,12 +128,29 @@ export const SortOrder = {
 export type SortOrder = (typeof SortOrder)[keyof typeof SortOrder]
 
 
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
+
+
 export const QueryMode = {
   default: 'default',
   insensitive: 'insensitive'
 } as const
 
 export type QueryMode = (typeof QueryMode)[keyof typeof QueryMode]
+
+
+export const JsonNullValueFilter = {
+  DbNull: DbNull,
+  JsonNull: JsonNull,
+  AnyNull: AnyNull
+} as const
+
+export type JsonNullValueFilter = (typeof JsonNullValueFilter)[keyof typeof JsonNullValueFilter]
 
 
 export const NullsOrder = {

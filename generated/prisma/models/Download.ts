@@ -56,6 +56,8 @@ export type DownloadMinAggregateOutputType = {
   url: string | null
   quality: string | null
   requestedFilename: string | null
+  mode: string | null
+  audioFormat: string | null
   callbackUrl: string | null
   callbackState: $Enums.CallbackState | null
   callbackAttempts: number | null
@@ -74,6 +76,8 @@ export type DownloadMinAggregateOutputType = {
   durationSeconds: number | null
   width: number | null
   height: number | null
+  audioCodec: string | null
+  videoCodec: string | null
   tokenSecret: string | null
   sourceValidator: string | null
   expiresAt: Date | null
@@ -97,6 +101,8 @@ export type DownloadMaxAggregateOutputType = {
   url: string | null
   quality: string | null
   requestedFilename: string | null
+  mode: string | null
+  audioFormat: string | null
   callbackUrl: string | null
   callbackState: $Enums.CallbackState | null
   callbackAttempts: number | null
@@ -115,6 +121,8 @@ export type DownloadMaxAggregateOutputType = {
   durationSeconds: number | null
   width: number | null
   height: number | null
+  audioCodec: string | null
+  videoCodec: string | null
   tokenSecret: string | null
   sourceValidator: string | null
   expiresAt: Date | null
@@ -138,6 +146,9 @@ export type DownloadCountAggregateOutputType = {
   url: number
   quality: number
   requestedFilename: number
+  mode: number
+  audioFormat: number
+  subtitles: number
   callbackUrl: number
   callbackState: number
   callbackAttempts: number
@@ -156,6 +167,9 @@ export type DownloadCountAggregateOutputType = {
   durationSeconds: number
   width: number
   height: number
+  audioCodec: number
+  videoCodec: number
+  fileSubtitles: number
   tokenSecret: number
   sourceValidator: number
   expiresAt: number
@@ -205,6 +219,8 @@ export type DownloadMinAggregateInputType = {
   url?: true
   quality?: true
   requestedFilename?: true
+  mode?: true
+  audioFormat?: true
   callbackUrl?: true
   callbackState?: true
   callbackAttempts?: true
@@ -223,6 +239,8 @@ export type DownloadMinAggregateInputType = {
   durationSeconds?: true
   width?: true
   height?: true
+  audioCodec?: true
+  videoCodec?: true
   tokenSecret?: true
   sourceValidator?: true
   expiresAt?: true
@@ -246,6 +264,8 @@ export type DownloadMaxAggregateInputType = {
   url?: true
   quality?: true
   requestedFilename?: true
+  mode?: true
+  audioFormat?: true
   callbackUrl?: true
   callbackState?: true
   callbackAttempts?: true
@@ -264,6 +284,8 @@ export type DownloadMaxAggregateInputType = {
   durationSeconds?: true
   width?: true
   height?: true
+  audioCodec?: true
+  videoCodec?: true
   tokenSecret?: true
   sourceValidator?: true
   expiresAt?: true
@@ -287,6 +309,9 @@ export type DownloadCountAggregateInputType = {
   url?: true
   quality?: true
   requestedFilename?: true
+  mode?: true
+  audioFormat?: true
+  subtitles?: true
   callbackUrl?: true
   callbackState?: true
   callbackAttempts?: true
@@ -305,6 +330,9 @@ export type DownloadCountAggregateInputType = {
   durationSeconds?: true
   width?: true
   height?: true
+  audioCodec?: true
+  videoCodec?: true
+  fileSubtitles?: true
   tokenSecret?: true
   sourceValidator?: true
   expiresAt?: true
@@ -415,6 +443,9 @@ export type DownloadGroupByOutputType = {
   url: string
   quality: string
   requestedFilename: string | null
+  mode: string
+  audioFormat: string | null
+  subtitles: string[]
   callbackUrl: string | null
   callbackState: $Enums.CallbackState | null
   callbackAttempts: number
@@ -433,6 +464,9 @@ export type DownloadGroupByOutputType = {
   durationSeconds: number | null
   width: number | null
   height: number | null
+  audioCodec: string | null
+  videoCodec: string | null
+  fileSubtitles: runtime.JsonValue | null
   tokenSecret: string | null
   sourceValidator: string | null
   expiresAt: Date | null
@@ -479,6 +513,9 @@ export type DownloadWhereInput = {
   url?: Prisma.StringFilter<"Download"> | string
   quality?: Prisma.StringFilter<"Download"> | string
   requestedFilename?: Prisma.StringNullableFilter<"Download"> | string | null
+  mode?: Prisma.StringFilter<"Download"> | string
+  audioFormat?: Prisma.StringNullableFilter<"Download"> | string | null
+  subtitles?: Prisma.StringNullableListFilter<"Download">
   callbackUrl?: Prisma.StringNullableFilter<"Download"> | string | null
   callbackState?: Prisma.EnumCallbackStateNullableFilter<"Download"> | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFilter<"Download"> | number
@@ -497,6 +534,9 @@ export type DownloadWhereInput = {
   durationSeconds?: Prisma.FloatNullableFilter<"Download"> | number | null
   width?: Prisma.IntNullableFilter<"Download"> | number | null
   height?: Prisma.IntNullableFilter<"Download"> | number | null
+  audioCodec?: Prisma.StringNullableFilter<"Download"> | string | null
+  videoCodec?: Prisma.StringNullableFilter<"Download"> | string | null
+  fileSubtitles?: Prisma.JsonNullableFilter<"Download">
   tokenSecret?: Prisma.StringNullableFilter<"Download"> | string | null
   sourceValidator?: Prisma.StringNullableFilter<"Download"> | string | null
   expiresAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
@@ -520,6 +560,9 @@ export type DownloadOrderByWithRelationInput = {
   url?: Prisma.SortOrder
   quality?: Prisma.SortOrder
   requestedFilename?: Prisma.SortOrderInput | Prisma.SortOrder
+  mode?: Prisma.SortOrder
+  audioFormat?: Prisma.SortOrderInput | Prisma.SortOrder
+  subtitles?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackState?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
@@ -538,6 +581,9 @@ export type DownloadOrderByWithRelationInput = {
   durationSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
   width?: Prisma.SortOrderInput | Prisma.SortOrder
   height?: Prisma.SortOrderInput | Prisma.SortOrder
+  audioCodec?: Prisma.SortOrderInput | Prisma.SortOrder
+  videoCodec?: Prisma.SortOrderInput | Prisma.SortOrder
+  fileSubtitles?: Prisma.SortOrderInput | Prisma.SortOrder
   tokenSecret?: Prisma.SortOrderInput | Prisma.SortOrder
   sourceValidator?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -565,6 +611,9 @@ export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   url?: Prisma.StringFilter<"Download"> | string
   quality?: Prisma.StringFilter<"Download"> | string
   requestedFilename?: Prisma.StringNullableFilter<"Download"> | string | null
+  mode?: Prisma.StringFilter<"Download"> | string
+  audioFormat?: Prisma.StringNullableFilter<"Download"> | string | null
+  subtitles?: Prisma.StringNullableListFilter<"Download">
   callbackUrl?: Prisma.StringNullableFilter<"Download"> | string | null
   callbackState?: Prisma.EnumCallbackStateNullableFilter<"Download"> | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFilter<"Download"> | number
@@ -583,6 +632,9 @@ export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   durationSeconds?: Prisma.FloatNullableFilter<"Download"> | number | null
   width?: Prisma.IntNullableFilter<"Download"> | number | null
   height?: Prisma.IntNullableFilter<"Download"> | number | null
+  audioCodec?: Prisma.StringNullableFilter<"Download"> | string | null
+  videoCodec?: Prisma.StringNullableFilter<"Download"> | string | null
+  fileSubtitles?: Prisma.JsonNullableFilter<"Download">
   tokenSecret?: Prisma.StringNullableFilter<"Download"> | string | null
   sourceValidator?: Prisma.StringNullableFilter<"Download"> | string | null
   expiresAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
@@ -606,6 +658,9 @@ export type DownloadOrderByWithAggregationInput = {
   url?: Prisma.SortOrder
   quality?: Prisma.SortOrder
   requestedFilename?: Prisma.SortOrderInput | Prisma.SortOrder
+  mode?: Prisma.SortOrder
+  audioFormat?: Prisma.SortOrderInput | Prisma.SortOrder
+  subtitles?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackState?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
@@ -624,6 +679,9 @@ export type DownloadOrderByWithAggregationInput = {
   durationSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
   width?: Prisma.SortOrderInput | Prisma.SortOrder
   height?: Prisma.SortOrderInput | Prisma.SortOrder
+  audioCodec?: Prisma.SortOrderInput | Prisma.SortOrder
+  videoCodec?: Prisma.SortOrderInput | Prisma.SortOrder
+  fileSubtitles?: Prisma.SortOrderInput | Prisma.SortOrder
   tokenSecret?: Prisma.SortOrderInput | Prisma.SortOrder
   sourceValidator?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -655,6 +713,9 @@ export type DownloadScalarWhereWithAggregatesInput = {
   url?: Prisma.StringWithAggregatesFilter<"Download"> | string
   quality?: Prisma.StringWithAggregatesFilter<"Download"> | string
   requestedFilename?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
+  mode?: Prisma.StringWithAggregatesFilter<"Download"> | string
+  audioFormat?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
+  subtitles?: Prisma.StringNullableListFilter<"Download">
   callbackUrl?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   callbackState?: Prisma.EnumCallbackStateNullableWithAggregatesFilter<"Download"> | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntWithAggregatesFilter<"Download"> | number
@@ -673,6 +734,9 @@ export type DownloadScalarWhereWithAggregatesInput = {
   durationSeconds?: Prisma.FloatNullableWithAggregatesFilter<"Download"> | number | null
   width?: Prisma.IntNullableWithAggregatesFilter<"Download"> | number | null
   height?: Prisma.IntNullableWithAggregatesFilter<"Download"> | number | null
+  audioCodec?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
+  videoCodec?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
+  fileSubtitles?: Prisma.JsonNullableWithAggregatesFilter<"Download">
   tokenSecret?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   sourceValidator?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   expiresAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Download"> | Date | string | null
@@ -696,6 +760,9 @@ export type DownloadCreateInput = {
   url: string
   quality: string
   requestedFilename?: string | null
+  mode?: string
+  audioFormat?: string | null
+  subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
   callbackUrl?: string | null
   callbackState?: $Enums.CallbackState | null
   callbackAttempts?: number
@@ -714,6 +781,9 @@ export type DownloadCreateInput = {
   durationSeconds?: number | null
   width?: number | null
   height?: number | null
+  audioCodec?: string | null
+  videoCodec?: string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   tokenSecret?: string | null
   sourceValidator?: string | null
   expiresAt?: Date | string | null
@@ -737,6 +807,9 @@ export type DownloadUncheckedCreateInput = {
   url: string
   quality: string
   requestedFilename?: string | null
+  mode?: string
+  audioFormat?: string | null
+  subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
   callbackUrl?: string | null
   callbackState?: $Enums.CallbackState | null
   callbackAttempts?: number
@@ -755,6 +828,9 @@ export type DownloadUncheckedCreateInput = {
   durationSeconds?: number | null
   width?: number | null
   height?: number | null
+  audioCodec?: string | null
+  videoCodec?: string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   tokenSecret?: string | null
   sourceValidator?: string | null
   expiresAt?: Date | string | null
@@ -778,6 +854,9 @@ export type DownloadUpdateInput = {
   url?: Prisma.StringFieldUpdateOperationsInput | string
   quality?: Prisma.StringFieldUpdateOperationsInput | string
   requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  mode?: Prisma.StringFieldUpdateOperationsInput | string
+  audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -796,6 +875,9 @@ export type DownloadUpdateInput = {
   durationSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   width?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   height?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  audioCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  videoCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -819,6 +901,9 @@ export type DownloadUncheckedUpdateInput = {
   url?: Prisma.StringFieldUpdateOperationsInput | string
   quality?: Prisma.StringFieldUpdateOperationsInput | string
   requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  mode?: Prisma.StringFieldUpdateOperationsInput | string
+  audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -837,6 +922,9 @@ export type DownloadUncheckedUpdateInput = {
   durationSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   width?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   height?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  audioCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  videoCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -860,6 +948,9 @@ export type DownloadCreateManyInput = {
   url: string
   quality: string
   requestedFilename?: string | null
+  mode?: string
+  audioFormat?: string | null
+  subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
   callbackUrl?: string | null
   callbackState?: $Enums.CallbackState | null
   callbackAttempts?: number
@@ -878,6 +969,9 @@ export type DownloadCreateManyInput = {
   durationSeconds?: number | null
   width?: number | null
   height?: number | null
+  audioCodec?: string | null
+  videoCodec?: string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   tokenSecret?: string | null
   sourceValidator?: string | null
   expiresAt?: Date | string | null
@@ -901,6 +995,9 @@ export type DownloadUpdateManyMutationInput = {
   url?: Prisma.StringFieldUpdateOperationsInput | string
   quality?: Prisma.StringFieldUpdateOperationsInput | string
   requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  mode?: Prisma.StringFieldUpdateOperationsInput | string
+  audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -919,6 +1016,9 @@ export type DownloadUpdateManyMutationInput = {
   durationSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   width?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   height?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  audioCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  videoCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -942,6 +1042,9 @@ export type DownloadUncheckedUpdateManyInput = {
   url?: Prisma.StringFieldUpdateOperationsInput | string
   quality?: Prisma.StringFieldUpdateOperationsInput | string
   requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  mode?: Prisma.StringFieldUpdateOperationsInput | string
+  audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -960,6 +1063,9 @@ export type DownloadUncheckedUpdateManyInput = {
   durationSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   width?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   height?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  audioCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  videoCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -977,6 +1083,14 @@ export type DownloadUncheckedUpdateManyInput = {
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
+export type StringNullableListFilter<$PrismaModel = never> = {
+  equals?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel> | null
+  has?: string | Prisma.StringFieldRefInput<$PrismaModel> | null
+  hasEvery?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
+  hasSome?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
+  isEmpty?: boolean
+}
+
 export type DownloadOwnerIdempotencyKeyCompoundUniqueInput = {
   owner: string
   idempotencyKey: string
@@ -988,6 +1102,9 @@ export type DownloadCountOrderByAggregateInput = {
   url?: Prisma.SortOrder
   quality?: Prisma.SortOrder
   requestedFilename?: Prisma.SortOrder
+  mode?: Prisma.SortOrder
+  audioFormat?: Prisma.SortOrder
+  subtitles?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   callbackState?: Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
@@ -1006,6 +1123,9 @@ export type DownloadCountOrderByAggregateInput = {
   durationSeconds?: Prisma.SortOrder
   width?: Prisma.SortOrder
   height?: Prisma.SortOrder
+  audioCodec?: Prisma.SortOrder
+  videoCodec?: Prisma.SortOrder
+  fileSubtitles?: Prisma.SortOrder
   tokenSecret?: Prisma.SortOrder
   sourceValidator?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
@@ -1041,6 +1161,8 @@ export type DownloadMaxOrderByAggregateInput = {
   url?: Prisma.SortOrder
   quality?: Prisma.SortOrder
   requestedFilename?: Prisma.SortOrder
+  mode?: Prisma.SortOrder
+  audioFormat?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   callbackState?: Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
@@ -1059,6 +1181,8 @@ export type DownloadMaxOrderByAggregateInput = {
   durationSeconds?: Prisma.SortOrder
   width?: Prisma.SortOrder
   height?: Prisma.SortOrder
+  audioCodec?: Prisma.SortOrder
+  videoCodec?: Prisma.SortOrder
   tokenSecret?: Prisma.SortOrder
   sourceValidator?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
@@ -1082,6 +1206,8 @@ export type DownloadMinOrderByAggregateInput = {
   url?: Prisma.SortOrder
   quality?: Prisma.SortOrder
   requestedFilename?: Prisma.SortOrder
+  mode?: Prisma.SortOrder
+  audioFormat?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   callbackState?: Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
@@ -1100,6 +1226,8 @@ export type DownloadMinOrderByAggregateInput = {
   durationSeconds?: Prisma.SortOrder
   width?: Prisma.SortOrder
   height?: Prisma.SortOrder
+  audioCodec?: Prisma.SortOrder
+  videoCodec?: Prisma.SortOrder
   tokenSecret?: Prisma.SortOrder
   sourceValidator?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
@@ -1129,6 +1257,10 @@ export type DownloadSumOrderByAggregateInput = {
   attempts?: Prisma.SortOrder
 }
 
+export type DownloadCreatesubtitlesInput = {
+  set: string[]
+}
+
 export type StringFieldUpdateOperationsInput = {
   set?: string
 }
@@ -1139,6 +1271,11 @@ export type EnumDownloadStatusFieldUpdateOperationsInput = {
 
 export type NullableStringFieldUpdateOperationsInput = {
   set?: string | null
+}
+
+export type DownloadUpdatesubtitlesInput = {
+  set?: string[]
+  push?: string | string[]
 }
 
 export type NullableEnumCallbackStateFieldUpdateOperationsInput = {
@@ -1205,6 +1342,9 @@ export type DownloadSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   url?: boolean
   quality?: boolean
   requestedFilename?: boolean
+  mode?: boolean
+  audioFormat?: boolean
+  subtitles?: boolean
   callbackUrl?: boolean
   callbackState?: boolean
   callbackAttempts?: boolean
@@ -1223,6 +1363,9 @@ export type DownloadSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   durationSeconds?: boolean
   width?: boolean
   height?: boolean
+  audioCodec?: boolean
+  videoCodec?: boolean
+  fileSubtitles?: boolean
   tokenSecret?: boolean
   sourceValidator?: boolean
   expiresAt?: boolean
@@ -1246,6 +1389,9 @@ export type DownloadSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   url?: boolean
   quality?: boolean
   requestedFilename?: boolean
+  mode?: boolean
+  audioFormat?: boolean
+  subtitles?: boolean
   callbackUrl?: boolean
   callbackState?: boolean
   callbackAttempts?: boolean
@@ -1264,6 +1410,9 @@ export type DownloadSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   durationSeconds?: boolean
   width?: boolean
   height?: boolean
+  audioCodec?: boolean
+  videoCodec?: boolean
+  fileSubtitles?: boolean
   tokenSecret?: boolean
   sourceValidator?: boolean
   expiresAt?: boolean
@@ -1287,6 +1436,9 @@ export type DownloadSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   url?: boolean
   quality?: boolean
   requestedFilename?: boolean
+  mode?: boolean
+  audioFormat?: boolean
+  subtitles?: boolean
   callbackUrl?: boolean
   callbackState?: boolean
   callbackAttempts?: boolean
@@ -1305,6 +1457,9 @@ export type DownloadSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   durationSeconds?: boolean
   width?: boolean
   height?: boolean
+  audioCodec?: boolean
+  videoCodec?: boolean
+  fileSubtitles?: boolean
   tokenSecret?: boolean
   sourceValidator?: boolean
   expiresAt?: boolean
@@ -1328,6 +1483,9 @@ export type DownloadSelectScalar = {
   url?: boolean
   quality?: boolean
   requestedFilename?: boolean
+  mode?: boolean
+  audioFormat?: boolean
+  subtitles?: boolean
   callbackUrl?: boolean
   callbackState?: boolean
   callbackAttempts?: boolean
@@ -1346,6 +1504,9 @@ export type DownloadSelectScalar = {
   durationSeconds?: boolean
   width?: boolean
   height?: boolean
+  audioCodec?: boolean
+  videoCodec?: boolean
+  fileSubtitles?: boolean
   tokenSecret?: boolean
   sourceValidator?: boolean
   expiresAt?: boolean
@@ -1363,7 +1524,7 @@ export type DownloadSelectScalar = {
   completedAt?: boolean
 }
 
-export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "owner" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "tokenSecret" | "sourceValidator" | "expiresAt" | "sourceKind" | "sourceExtractor" | "sourceTitle" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
+export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "mode" | "audioFormat" | "subtitles" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "owner" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "audioCodec" | "videoCodec" | "fileSubtitles" | "tokenSecret" | "sourceValidator" | "expiresAt" | "sourceKind" | "sourceExtractor" | "sourceTitle" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
 
 export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Download"
@@ -1374,6 +1535,9 @@ export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     url: string
     quality: string
     requestedFilename: string | null
+    mode: string
+    audioFormat: string | null
+    subtitles: string[]
     callbackUrl: string | null
     callbackState: $Enums.CallbackState | null
     callbackAttempts: number
@@ -1392,6 +1556,9 @@ export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     durationSeconds: number | null
     width: number | null
     height: number | null
+    audioCodec: string | null
+    videoCodec: string | null
+    fileSubtitles: runtime.JsonValue | null
     tokenSecret: string | null
     sourceValidator: string | null
     expiresAt: Date | null
@@ -1835,6 +2002,9 @@ export interface DownloadFieldRefs {
   readonly url: Prisma.FieldRef<"Download", 'String'>
   readonly quality: Prisma.FieldRef<"Download", 'String'>
   readonly requestedFilename: Prisma.FieldRef<"Download", 'String'>
+  readonly mode: Prisma.FieldRef<"Download", 'String'>
+  readonly audioFormat: Prisma.FieldRef<"Download", 'String'>
+  readonly subtitles: Prisma.FieldRef<"Download", 'String[]'>
   readonly callbackUrl: Prisma.FieldRef<"Download", 'String'>
   readonly callbackState: Prisma.FieldRef<"Download", 'CallbackState'>
   readonly callbackAttempts: Prisma.FieldRef<"Download", 'Int'>
@@ -1853,6 +2023,9 @@ export interface DownloadFieldRefs {
   readonly durationSeconds: Prisma.FieldRef<"Download", 'Float'>
   readonly width: Prisma.FieldRef<"Download", 'Int'>
   readonly height: Prisma.FieldRef<"Download", 'Int'>
+  readonly audioCodec: Prisma.FieldRef<"Download", 'String'>
+  readonly videoCodec: Prisma.FieldRef<"Download", 'String'>
+  readonly fileSubtitles: Prisma.FieldRef<"Download", 'Json'>
   readonly tokenSecret: Prisma.FieldRef<"Download", 'String'>
   readonly sourceValidator: Prisma.FieldRef<"Download", 'String'>
   readonly expiresAt: Prisma.FieldRef<"Download", 'DateTime'>

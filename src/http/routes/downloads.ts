@@ -86,6 +86,12 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
         'The URL points to a private or loopback address, which this server does not fetch from.',
       );
     }
+    if (body.audio_format !== undefined && body.mode !== 'audio') {
+      throw invalid('/body/audio_format', 'needs mode "audio"', 'audio_format applies to mode "audio" only; add "mode": "audio" or leave audio_format out.');
+    }
+    if (body.subtitles && body.subtitles.length > 1 && body.subtitles.some((language) => language.toLowerCase() === 'all')) {
+      throw invalid('/body/subtitles', 'must be ["all"] alone, or language tags', 'subtitles takes either ["all"] or a list of language tags, not both.');
+    }
     if (body.callback_url !== undefined) {
       if (!config.webhookSecret) {
         throw invalid(

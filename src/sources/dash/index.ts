@@ -1,5 +1,6 @@
 import { inheritAttributes, stringToMpdXml, toM3u8, toPlaylists, type MpdElement, type ParsedManifest, type ParsedPlaylist } from 'mpd-parser';
 import { DownloadError } from '../../core/errors.ts';
+import type { Mode } from '../../core/mode.ts';
 import type { Quality } from '../../core/quality.ts';
 import { codecList, isAudioCodec } from '../audio-codecs.ts';
 import { unreadable } from '../document-kinds.ts';
@@ -47,17 +48,22 @@ function soleTrackKind(video: ParsedPlaylist): Track['kind'] {
   return codecs === undefined || codecList(codecs).some(isAudioCodec) ? 'muxed' : 'video';
 }
 
-export type DashInput = { url: string; text: string; quality: Quality; maxSegments: number };
+/** `mode`: `audio` plans the audio alone where the MPD has it apart, `mute` no audio; default `video`. */
+export type DashInput = { url: string; text: string; quality: Quality; mode?: Mode; maxSegments: number };
 
 export function planDash(input: DashInput): MediaPlan {
   const { mpd, manifest } = read(input);
-  const video = chooseVideo(manifest.playlists ?? [], input.quality);
-  const audio = chooseAudio(Object.values(manifest.mediaGroups?.AUDIO?.audio ?? {}));
-  if (!video && !audio) throw new DownloadError('unsupported_source', 'The DASH manifest has no video or audio Representation.');
+  const allVideo = chooseVideo(manifest.playlists ?? [], input.quality);
+  const allAudio = chooseAudio(Object.values(manifest.mediaGroups?.AUDIO?.audio ?? {}));
+  if (!allVideo && !allAudio) throw new DownloadError('unsupported_source', 'The DASH manifest has no video or audio Representation.');
+  // What the mode throws away is not planned, so none of its segments is fetched; a picture that
+  // carries the only sound stays for mode `audio` (its audio is copied out afterwards).
+  const video = input.mode === 'audio' && allAudio ? undefined : allVideo;
+  const audio = input.mode === 'mute' && allVideo ? undefined : allAudio;
 
   refuseProtected(mpd, new Set([video, audio].flatMap((playlist) => (playlist ? [playlist.attributes.NAME] : []))));
   const tracks: Track[] = [];
-  if (video) tracks.push(toTrack(audio ? 'video' : soleTrackKind(video), video, input.url));
+  if (video) tracks.push(toTrack(allAudio ? 'video' : soleTrackKind(video), video, input.url));
   if (audio) tracks.push(toTrack('audio', audio, input.url));
   return { tracks };
 }

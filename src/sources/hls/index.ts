@@ -1,5 +1,6 @@
 import type { DocumentSandbox } from '../sandbox/document-sandbox.ts';
 import type { SourceHttp } from '../http.ts';
+import type { Mode } from '../../core/mode.ts';
 import type { Quality } from '../../core/quality.ts';
 import { fetchDocument } from '../small-bodies.ts';
 import type { MediaPlan, Track } from '../types.ts';
@@ -10,16 +11,26 @@ import type { MediaPlan, Track } from '../types.ts';
  * its audio rendition when the audio is a playlist of its own. Every playlist is read by
  * the sandbox, away from the thread that serves the API.
  */
-export type HlsInput = { http: SourceHttp; sandbox: DocumentSandbox; url: string; text: string; quality: Quality; maxSegments: number; signal: AbortSignal };
+export type HlsInput = {
+  http: SourceHttp;
+  sandbox: DocumentSandbox;
+  url: string;
+  text: string;
+  quality: Quality;
+  mode: Mode;
+  maxSegments: number;
+  signal: AbortSignal;
+};
 
 export async function planHls(input: HlsInput): Promise<MediaPlan> {
   const top = await input.sandbox.hls(
-    { text: input.text, url: input.url, quality: input.quality, expect: 'any', maxSegments: input.maxSegments },
+    { text: input.text, url: input.url, quality: input.quality, mode: input.mode, expect: 'any', maxSegments: input.maxSegments },
     input.signal,
   );
   if (top.type === 'media') return { tracks: [top.track] };
+  // Only the playlists the mode wants are read, so no segment of the others is ever asked for.
   const tracks = await Promise.all([
-    loadTrack(input, top.variantUrl, top.audioUrl ? 'video' : 'muxed'),
+    ...(top.variantUrl ? [loadTrack(input, top.variantUrl, top.variantKind)] : []),
     ...(top.audioUrl ? [loadTrack(input, top.audioUrl, 'audio')] : []),
   ]);
   return { tracks };
@@ -28,7 +39,7 @@ export async function planHls(input: HlsInput): Promise<MediaPlan> {
 async function loadTrack(input: HlsInput, url: string, kind: Track['kind']): Promise<Track> {
   const fetched = await fetchDocument(input.http, url, 'hls', input.signal);
   const reading = await input.sandbox.hls(
-    { text: fetched.text, url: fetched.url, quality: input.quality, expect: kind, maxSegments: input.maxSegments },
+    { text: fetched.text, url: fetched.url, quality: input.quality, mode: input.mode, expect: kind, maxSegments: input.maxSegments },
     input.signal,
   );
   // Only a master can hand back anything but a track, and a master was not expected here.

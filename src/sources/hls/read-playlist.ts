@@ -1,11 +1,12 @@
 import { DownloadError } from '../../core/errors.ts';
+import type { Mode } from '../../core/mode.ts';
 import type { Quality } from '../../core/quality.ts';
 import type { Track } from '../types.ts';
 import { refuseDrm } from './keys.ts';
 import { trackFromMediaPlaylist } from './media-track.ts';
 import { parsePlaylist } from './parse.ts';
 import { resolveUri } from './urls.ts';
-import { chooseAudioUri, chooseVariant } from './variants.ts';
+import { chooseAudioUri, chooseVariant, isAudioOnly } from './variants.ts';
 
 // One playlist's text to what it means for the download, with no network: a master playlist
 // narrows to the variant (and audio rendition) that `quality` asks for, a media playlist becomes a
@@ -16,12 +17,15 @@ export type HlsReadInput = {
   /** Where the text came from, after redirects: relative URIs resolve against it. */
   url: string;
   quality: Quality;
+  /** `audio`: a master gives its audio rendition alone when it has one; `mute`: no audio rendition. Default `video`. */
+  mode?: Mode;
   /** `any` for the URL the client gave; a track kind for a playlist a master pointed to. */
   expect: 'any' | Track['kind'];
   maxSegments: number;
 };
 
-export type HlsReading = { type: 'master'; variantUrl: string; audioUrl: string | null } | { type: 'media'; track: Track };
+/** A master's choice: the variant and the audio rendition to fetch, either of them null when not wanted (or not there). */
+export type HlsReading = { type: 'master'; variantUrl: string | null; variantKind: Track['kind']; audioUrl: string | null } | { type: 'media'; track: Track };
 
 /** Lines that are neither tags nor blank: segments of a media playlist, variants of a master. */
 function uriLines(text: string): number {
@@ -54,8 +58,13 @@ export function readHlsPlaylist(input: HlsReadInput): HlsReading {
   }
   // A session key announces the key system of every variant before any is fetched.
   for (const key of playlist.sessionKeyList) refuseDrm(key);
-  const variant = chooseVariant(playlist.variants, input.quality);
+  const mode = input.mode ?? 'video';
+  const variant = chooseVariant(playlist.variants, input.quality, mode);
   if (!variant) throw new DownloadError('unsupported_source', `The HLS master playlist at ${input.url} lists no variant streams.`);
-  const audioUri = chooseAudioUri(variant);
-  return { type: 'master', variantUrl: resolveUri(variant.uri, input.url), audioUrl: audioUri ? resolveUri(audioUri, input.url) : null };
+  const audioUri = mode === 'mute' ? undefined : chooseAudioUri(variant);
+  const audioUrl = audioUri ? resolveUri(audioUri, input.url) : null;
+  // Audio alone: the rendition, without a video segment; else the variant, whatever it carries.
+  if (mode === 'audio' && audioUrl) return { type: 'master', variantUrl: null, variantKind: 'video', audioUrl };
+  const variantKind = isAudioOnly(variant) ? 'audio' : audioUrl ? 'video' : 'muxed';
+  return { type: 'master', variantUrl: resolveUri(variant.uri, input.url), variantKind, audioUrl };
 }

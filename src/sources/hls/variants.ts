@@ -1,11 +1,12 @@
 import type { types } from 'hls-parser';
+import type { Mode } from '../../core/mode.ts';
 import type { Quality } from '../../core/quality.ts';
 import { codecList, isAudioCodec } from '../audio-codecs.ts';
 
 // Quality picks among the variant streams by picture size first: bandwidth only separates variants
 // of the same size (several bitrates of 720p), and I-frame-only variants are for trick play.
 
-function isAudioOnly(variant: types.Variant): boolean {
+export function isAudioOnly(variant: types.Variant): boolean {
   if (variant.resolution) return false;
   const codecs = codecList(variant.codecs ?? '');
   return codecs.length > 0 && codecs.every(isAudioCodec);
@@ -24,9 +25,14 @@ function compare(a: types.Variant, b: types.Variant): number {
 const highest = (variants: types.Variant[]) => variants.reduce((kept, next) => (compare(next, kept) > 0 ? next : kept));
 const lowest = (variants: types.Variant[]) => variants.reduce((kept, next) => (compare(next, kept) < 0 ? next : kept));
 
-/** The variant `quality` asks for, or undefined when the master lists none that can be played. */
-export function chooseVariant(variants: types.Variant[], quality: Quality): types.Variant | undefined {
+/**
+ * The variant `quality` asks for, or undefined when the master lists none that can be played. For
+ * mode `audio`, an audio-only variant (the highest bandwidth) wins over any with a picture.
+ */
+export function chooseVariant(variants: types.Variant[], quality: Quality, mode: Mode = 'video'): types.Variant | undefined {
   const playable = variants.filter((variant) => !variant.isIFrameOnly);
+  const audioOnly = playable.filter(isAudioOnly);
+  if (mode === 'audio' && audioOnly.length > 0) return audioOnly.reduce((kept, next) => ((next.bandwidth ?? 0) > (kept.bandwidth ?? 0) ? next : kept));
   const withVideo = playable.filter((variant) => !isAudioOnly(variant));
   const candidates = withVideo.length > 0 ? withVideo : playable;
   if (candidates.length === 0) return undefined;

@@ -49,7 +49,7 @@ export class SiteReader implements SourceReader {
       .finally(() => pass.revoke());
     const title = info.title ?? null;
     ctx.found({ kind: 'site', extractor: info.extractor_key ?? info.extractor ?? null, title });
-    const media = await fetchChoice(ctx, chooseFormats(info, ctx.quality));
+    const media = await fetchChoice(ctx, chooseFormats(info, ctx.quality, ctx.mode));
     return { ...media, title: title ?? media.title, source: 'site' };
   }
 }

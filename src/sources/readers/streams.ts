@@ -21,7 +21,7 @@ export const dashReader: SourceReader = {
   takes: (arrival: Arrival) => arrival.detected === 'dash',
   async read(ctx: MediaContext, arrival: Arrival): Promise<FetchedMedia> {
     const text = await readDocument(arrival.response, 'dash', ctx.signal);
-    const plan = await ctx.sandbox.dash({ url: arrival.response.url, text, quality: ctx.quality, maxSegments: ctx.maxSegments }, ctx.signal);
+    const plan = await ctx.sandbox.dash({ url: arrival.response.url, text, quality: ctx.quality, mode: ctx.mode, maxSegments: ctx.maxSegments }, ctx.signal);
     return fetchStream(ctx, plan, 'dash');
   },
 };

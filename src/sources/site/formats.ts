@@ -1,4 +1,5 @@
 import { DownloadError } from '../../core/errors.ts';
+import type { Mode } from '../../core/mode.ts';
 import type { Quality } from '../../core/quality.ts';
 import type { SiteFormat, SiteInfo } from './ytdlp.ts';
 
@@ -34,7 +35,12 @@ const KINDS = new Map<string, FetchKind>([
   ['dash', 'dash'],
 ]);
 
-export function chooseFormats(info: SiteInfo, quality: Quality): FormatChoice {
+/**
+ * `mode` narrows it as it narrows a manifest: `audio` takes the best audio-only format alone when
+ * there is one, `mute` the best picture without sound when there is one; else the muxed format,
+ * whose unwanted stream is dropped afterwards.
+ */
+export function chooseFormats(info: SiteInfo, quality: Quality, mode: Mode = 'video'): FormatChoice {
   const all = formatsOf(info).filter((format) => !isImage(format));
   const usable = all.filter((format) => kindOf(format) !== undefined && format.has_drm !== true);
   if (usable.length === 0) {
@@ -48,7 +54,9 @@ export function chooseFormats(info: SiteInfo, quality: Quality): FormatChoice {
   // Separate audio to merge with: any picture will do. None: a picture with its own sound, if any has.
   const pictures = audioOnly.length > 0 ? [...muxed, ...videoOnly] : muxed.length > 0 ? muxed : videoOnly;
 
-  const picture = pick(pictures, quality);
+  if (mode === 'audio' && audioOnly.length > 0) return only('audio', pick(audioOnly, 'best')!);
+  if (mode === 'mute' && videoOnly.length > 0) return only('video', pick(videoOnly, quality)!);
+  const picture = pick(mode === 'audio' || mode === 'mute' ? (muxed.length > 0 ? muxed : pictures) : pictures, quality);
   if (!picture) return only('audio', pick(audioOnly, quality)!);
   if (hasAudio(picture)) return only('muxed', picture);
   if (audioOnly.length === 0) return only('video', picture);

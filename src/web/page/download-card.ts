@@ -129,8 +129,11 @@ export class DownloadCard {
       this.link.download = file?.filename ?? '';
     }
     this.link.setAttribute('aria-label', `Save the file ${this.title.textContent}`);
-    this.cancelButton.hidden = isFinal(this.current);
-    this.cancelButton.setAttribute('aria-label', `Cancel ${this.title.textContent}`);
+    // Cancel while it runs; once it is ready, Remove (the same DELETE) lets the file go at once.
+    const removable = status === 'completed';
+    this.cancelButton.hidden = isFinal(this.current) && !removable;
+    this.cancelButton.textContent = removable ? 'Remove' : 'Cancel';
+    this.cancelButton.setAttribute('aria-label', `${removable ? 'Remove' : 'Cancel'} ${this.title.textContent}`);
     // Only a failure is the download's own error: a queued one's is an attempt's, and passes.
     this.problem.textContent = status === 'failed' && error ? `${error.message} (${error.code})` : this.note;
     this.problem.hidden = !this.problem.textContent;

@@ -12,6 +12,8 @@ const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as 
 const form = $<HTMLFormElement>('create');
 const urlInput = $<HTMLInputElement>('url');
 const quality = $<HTMLSelectElement>('quality');
+const mode = $<HTMLSelectElement>('mode');
+const subtitles = $<HTMLInputElement>('subtitles');
 const filename = $<HTMLInputElement>('filename');
 const keyRow = $<HTMLDivElement>('key-row');
 const keyInput = $<HTMLInputElement>('api-key');
@@ -21,6 +23,14 @@ const list = $<HTMLUListElement>('downloads');
 const listNote = $<HTMLParagraphElement>('list-note');
 const more = $<HTMLButtonElement>('more');
 const announcer = $<HTMLParagraphElement>('announce');
+
+/** `en, pt-BR` as the list of tags it names. */
+function languagesOf(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((tag) => tag.trim())
+    .filter(Boolean);
+}
 
 keyInput.value = storedKey();
 if (keyInput.value) keyRow.hidden = false;
@@ -95,6 +105,7 @@ form.addEventListener('submit', (event) => {
   event.preventDefault();
   void (async () => {
     formError.hidden = true;
+    // The service says which tags it takes (a 400 names the field); the page only splits the list.
     if (!urlInput.value.trim()) {
       showFormError('Paste the link of a video first.');
       urlInput.focus();
@@ -106,6 +117,8 @@ form.addEventListener('submit', (event) => {
       url: urlInput.value.trim(),
       quality: chosen === 'best' || chosen === 'worst' ? chosen : Number(chosen),
       ...(filename.value.trim() ? { filename: filename.value.trim() } : {}),
+      ...(mode.value === 'video' ? {} : { mode: mode.value as CreateDownload['mode'] }),
+      ...(languagesOf(subtitles.value).length ? { subtitles: languagesOf(subtitles.value) } : {}),
     };
     try {
       const download = await client().create(body);

@@ -1,0 +1,138 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { bodyJson, startTestService, type Download, type TestService } from './support/api.ts';
+import { runFfmpeg } from './support/ffmpeg.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { mediaPath } from './support/media.ts';
+import { dashFixtures, serveDashFixture, type DashFixture } from './support/streams/dash-fixtures.ts';
+import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support/streams/hls-fixtures.ts';
+
+// mode and audio_format through the API, on media made by ffmpeg: the file holds what was asked
+// for, copied where it can be (packet for packet), and nothing the mode throws away is fetched.
+
+let app: TestService;
+let source: FixtureServer;
+let hls: HlsFixtures;
+let dash: Record<string, DashFixture>;
+let scratch: string;
+
+beforeAll(async () => {
+  [app, source, hls, dash] = await Promise.all([startTestService(), startFixtureServer(), prepareHlsFixtures(), dashFixtures()]);
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'vds-modes-'));
+}, 120_000);
+
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+  await source?.close();
+  await app?.stop();
+});
+
+async function download(body: Record<string, unknown>): Promise<Download> {
+  const created = await app.http.createDownload(body);
+  expect(created.status).toBe(202);
+  const done = await app.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
+  expect(done).toMatchObject({ status: 'completed', error: null });
+  return done;
+}
+
+/** The file of a completed download, on disk. */
+async function fileOf(done: Download): Promise<string> {
+  const res = await app.http.getFile(done.download_url!);
+  expect(res.status).toBe(200);
+  const file = path.join(scratch, `${done.id}.${done.file!.filename.split('.').pop()}`);
+  await writeFile(file, res.body);
+  return file;
+}
+
+/** The md5 of every packet of the first stream of a kind, as stored (no decoding): equal lists are a copy. */
+async function packets(file: string, kind: 'a' | 'v'): Promise<string[]> {
+  const text = (await runFfmpeg(['-i', file, '-map', `0:${kind}:0`, '-c', 'copy', '-f', 'framemd5', '-'])).toString('utf8');
+  return text
+    .split('\n')
+    .filter((line) => line.trim() && !line.startsWith('#'))
+    .map((line) => line.split(',').at(-1)!.trim());
+}
+
+describe('a direct file', () => {
+  test('when only the audio is asked for, then the file is its AAC as .m4a, packet for packet, and the download says so', async () => {
+    const done = await download({ url: source.file('/direct/clip.mp4', mediaPath('clip.mp4')), mode: 'audio' });
+    expect(done).toMatchObject({ mode: 'audio', audio_format: 'best', subtitles: [] });
+    expect(done.file).toMatchObject({ content_type: 'audio/mp4', filename: 'clip.m4a', audio_codec: 'aac', video_codec: null, width: null, height: null });
+    const file = await fileOf(done);
+    expect(await packets(file, 'a')).toEqual(await packets(mediaPath('clip.mp4'), 'a'));
+    const res = await app.http.getFile(done.download_url!);
+    expect(res.headers['content-type']).toBe('audio/mp4');
+  });
+
+  test('when the audio is asked for as mp3, then it is re-encoded to an .mp3', async () => {
+    const done = await download({ url: source.file('/direct/for-mp3.mp4', mediaPath('clip.mp4')), mode: 'audio', audio_format: 'mp3' });
+    expect(done.file).toMatchObject({ content_type: 'audio/mpeg', filename: 'for-mp3.mp3', audio_codec: 'mp3', video_codec: null });
+  });
+
+  test('when the picture only is asked for, then the file has no sound and the same video packets', async () => {
+    const done = await download({ url: source.file('/direct/mute.mp4', mediaPath('clip.mp4')), mode: 'mute' });
+    expect(done).toMatchObject({ mode: 'mute', audio_format: null });
+    expect(done.file).toMatchObject({ content_type: 'video/mp4', audio_codec: null, video_codec: 'h264' });
+    const file = await fileOf(done);
+    expect(await packets(file, 'v')).toEqual(await packets(mediaPath('clip.mp4'), 'v'));
+  });
+});
+
+describe('an HLS master with separate audio renditions', () => {
+  test('when only the audio is asked for, then no video playlist or segment is requested', async () => {
+    const url = serveHlsFixture(source, hls['audio-rendition'], '/hls-audio');
+    const done = await download({ url, mode: 'audio' });
+    expect(done.file).toMatchObject({ content_type: 'audio/mp4', audio_codec: 'aac', video_codec: null });
+    expect(source.requestsFor('/hls-audio/video/index.m3u8')).toHaveLength(0);
+    expect(source.requestsFor('/hls-audio/video/seg0.ts')).toHaveLength(0);
+    expect(source.requestsFor('/hls-audio/audio-de/seg0.ts').length).toBeGreaterThan(0);
+  });
+
+  test('when the picture only is asked for, then no audio playlist or segment is requested', async () => {
+    const url = serveHlsFixture(source, hls['audio-rendition'], '/hls-mute');
+    const done = await download({ url, mode: 'mute' });
+    expect(done.file).toMatchObject({ audio_codec: null, video_codec: 'h264' });
+    for (const language of ['en', 'de']) expect(source.requestsFor(`/hls-mute/audio-${language}/index.m3u8`)).toHaveLength(0);
+    expect(source.requestsFor('/hls-mute/video/seg0.ts').length).toBeGreaterThan(0);
+  });
+});
+
+describe('a DASH manifest with a separate audio set', () => {
+  test('when only the audio is asked for, then no video segment is requested, and the audio is copied', async () => {
+    const url = serveDashFixture(source, dash.multi!, '/dash-audio');
+    const done = await download({ url, mode: 'audio', audio_format: 'm4a' });
+    expect(done.file).toMatchObject({ content_type: 'audio/mp4', audio_codec: 'aac', video_codec: null });
+    for (const stream of [0, 1, 2]) {
+      expect(source.requestsFor(`/dash-audio/init-stream${stream}.m4s`)).toHaveLength(0);
+      expect(source.requestsFor(`/dash-audio/chunk-stream${stream}-00001.m4s`)).toHaveLength(0);
+    }
+    expect(source.requestsFor('/dash-audio/chunk-stream3-00001.m4s').length).toBeGreaterThan(0);
+  });
+
+  test('when the picture only is asked for, then no audio segment is requested', async () => {
+    const url = serveDashFixture(source, dash.multi!, '/dash-mute');
+    const done = await download({ url, mode: 'mute' });
+    expect(done.file).toMatchObject({ audio_codec: null, video_codec: 'h264' });
+    expect(source.requestsFor('/dash-mute/init-stream3.m4s')).toHaveLength(0);
+    expect(source.requestsFor('/dash-mute/chunk-stream3-00001.m4s')).toHaveLength(0);
+  });
+});
+
+describe('requests that make no sense', () => {
+  test.each([
+    ['audio_format without mode audio', { audio_format: 'mp3' }, '/body/audio_format'],
+    ['audio_format with mode mute', { mode: 'mute', audio_format: 'opus' }, '/body/audio_format'],
+    ['an unknown mode', { mode: 'karaoke' }, '/body/mode'],
+    ['an unknown audio format', { mode: 'audio', audio_format: 'flac' }, '/body/audio_format'],
+    ['"all" beside a language', { subtitles: ['all', 'en'] }, '/body/subtitles'],
+    ['a subtitle language that is no tag', { subtitles: ['english please'] }, '/body/subtitles/0'],
+  ])('when a create has %s, then 400 naming the field, and nothing is created', async (_case, fields, field) => {
+    const before = (await app.http.request('GET', '/downloads?limit=100', '/downloads')).body as { items: Download[] };
+    const res = await app.http.createDownload({ url: 'https://media.example.com/a.mp4', ...fields });
+    expect(res.status).toBe(400);
+    expect(bodyJson<{ errors: { field: string }[] }>(res).errors.map((error) => error.field)).toContain(field);
+    const after = (await app.http.request('GET', '/downloads?limit=100', '/downloads')).body as { items: Download[] };
+    expect(after.items).toHaveLength(before.items.length);
+  });
+});
