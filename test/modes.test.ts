@@ -119,6 +119,55 @@ describe('a DASH manifest with a separate audio set', () => {
   });
 });
 
+describe('subtitles', () => {
+  /** The `ts` stream behind a master that offers English and German WebVTT subtitles, the English in two segments. */
+  function masterWithSubtitles(prefix: string): string {
+    serveHlsFixture(source, hls.ts, prefix);
+    const vttPlaylist = (segments: string[]) =>
+      ['#EXTM3U', '#EXT-X-TARGETDURATION:2', '#EXT-X-PLAYLIST-TYPE:VOD', ...segments.flatMap((segment) => ['#EXTINF:2,', segment]), '#EXT-X-ENDLIST', ''].join(
+        '\n',
+      );
+    source.content(`${prefix}/subs/en.m3u8`, vttPlaylist(['en0.vtt', 'en1.vtt']), { contentType: 'application/vnd.apple.mpegurl' });
+    source.content(`${prefix}/subs/de.m3u8`, vttPlaylist(['de0.vtt']), { contentType: 'application/vnd.apple.mpegurl' });
+    source.content(`${prefix}/subs/en0.vtt`, 'WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nHello from the first segment\n', { contentType: 'text/vtt' });
+    source.content(`${prefix}/subs/en1.vtt`, 'WEBVTT\n\n00:00:02.000 --> 00:00:03.000\nAnd from the second\n', { contentType: 'text/vtt' });
+    source.content(`${prefix}/subs/de0.vtt`, 'WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nHallo\n', { contentType: 'text/vtt' });
+    const master = [
+      '#EXTM3U',
+      '#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="English",LANGUAGE="en-US",URI="subs/en.m3u8"',
+      '#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="Deutsch",LANGUAGE="de",URI="subs/de.m3u8"',
+      '#EXT-X-STREAM-INF:BANDWIDTH=300000,RESOLUTION=320x180,SUBTITLES="subs"',
+      'index.m3u8',
+      '',
+    ].join('\n');
+    return source.content(`${prefix}/master.m3u8`, master, { contentType: 'application/vnd.apple.mpegurl' });
+  }
+
+  /** The text of the file's subtitle stream `index`, as WebVTT. */
+  async function subtitleText(file: string, index: number): Promise<string> {
+    return (await runFfmpeg(['-i', file, '-map', `0:s:${index}`, '-f', 'webvtt', '-'])).toString('utf8');
+  }
+
+  test('when English subtitles are asked for from an HLS master, then its English track is embedded whole with its language, and the German one is not fetched', async () => {
+    const url = masterWithSubtitles('/subs-en');
+    const done = await download({ url, subtitles: ['en'] });
+    expect(done.subtitles).toEqual(['en']);
+    expect(done.file).toMatchObject({ content_type: 'video/mp4', subtitles: [{ language: 'eng', label: 'English' }] });
+    const text = await subtitleText(await fileOf(done), 0);
+    expect(text).toContain('Hello from the first segment');
+    expect(text).toContain('And from the second');
+    expect(source.requestsFor('/subs-en/subs/de.m3u8')).toHaveLength(0);
+  });
+
+  test('when all subtitles are asked for, then every track is embedded; a language the source lacks is no error', async () => {
+    const all = await download({ url: masterWithSubtitles('/subs-all'), subtitles: ['all'] });
+    expect(all.file!.subtitles.map((track) => track.language).sort()).toEqual(['deu', 'eng']);
+    const none = await download({ url: masterWithSubtitles('/subs-ja'), subtitles: ['ja'] });
+    expect(none.file!.subtitles).toEqual([]);
+    expect(source.requestsFor('/subs-ja/subs/en.m3u8')).toHaveLength(0);
+  });
+});
+
 describe('requests that make no sense', () => {
   test.each([
     ['audio_format without mode audio', { audio_format: 'mp3' }, '/body/audio_format'],

@@ -6,7 +6,7 @@ import type { ResponseKind } from './detect.ts';
 import type { SourceResponse } from './http.ts';
 import type { DocumentSandbox } from './sandbox/document-sandbox.ts';
 import type { SegmentStats } from './segmented/index.ts';
-import type { FetchedFile, SourceContext } from './types.ts';
+import type { FetchedFile, SourceContext, SubtitleOffer } from './types.ts';
 
 // The seam between "a URL" and "a media file": every way of reading a URL (a direct file, an HLS or
 // DASH stream, a page that embeds one, a site through an extractor) is a SourceReader, and the
@@ -24,6 +24,8 @@ export type MediaContext = SourceContext & {
   mode: Mode;
   /** With mode `audio`: the format the file is to be in. */
   audioFormat: AudioFormat | null;
+  /** The subtitle languages asked for (tags, or `all`); empty for none. */
+  subtitles: readonly string[];
   ffmpeg: string;
   sandbox: DocumentSandbox;
   maxSegments: number;
@@ -43,6 +45,8 @@ export type FetchedMedia = FetchedFile & {
   height: number | null;
   /** A better file name than the URL's: a page's or a site's title, or the name a direct file's source gave it. */
   title: string | null;
+  /** The subtitle tracks the source offers beside the media, whether asked for or not. */
+  subtitles?: SubtitleOffer[];
 };
 
 /** The first answer to a URL, its first bytes read to tell what it is, and the body still whole. */

@@ -48,5 +48,11 @@ export type Track = {
   segments: Segment[];
 };
 
-/** What a manifest resolves to: the tracks to fetch and merge into one file. */
-export type MediaPlan = { tracks: Track[] };
+/**
+ * A subtitle track a source offers: a WebVTT file (`vtt`), or an HLS media playlist of WebVTT
+ * segments (`hls`). Fetched only when the download asks for its language.
+ */
+export type SubtitleOffer = { url: string; language: string | null; label: string | null; format: 'vtt' | 'hls' };
+
+/** What a manifest resolves to: the tracks to fetch and merge into one file, and the subtitles it offers. */
+export type MediaPlan = { tracks: Track[]; subtitles?: SubtitleOffer[] };

@@ -33,7 +33,7 @@ export async function planHls(input: HlsInput): Promise<MediaPlan> {
     ...(top.variantUrl ? [loadTrack(input, top.variantUrl, top.variantKind)] : []),
     ...(top.audioUrl ? [loadTrack(input, top.audioUrl, 'audio')] : []),
   ]);
-  return { tracks };
+  return { tracks, subtitles: top.subtitles };
 }
 
 async function loadTrack(input: HlsInput, url: string, kind: Track['kind']): Promise<Track> {

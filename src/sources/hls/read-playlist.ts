@@ -1,7 +1,7 @@
 import { DownloadError } from '../../core/errors.ts';
 import type { Mode } from '../../core/mode.ts';
 import type { Quality } from '../../core/quality.ts';
-import type { Track } from '../types.ts';
+import type { SubtitleOffer, Track } from '../types.ts';
 import { refuseDrm } from './keys.ts';
 import { trackFromMediaPlaylist } from './media-track.ts';
 import { parsePlaylist } from './parse.ts';
@@ -25,7 +25,12 @@ export type HlsReadInput = {
 };
 
 /** A master's choice: the variant and the audio rendition to fetch, either of them null when not wanted (or not there). */
-export type HlsReading = { type: 'master'; variantUrl: string | null; variantKind: Track['kind']; audioUrl: string | null } | { type: 'media'; track: Track };
+export type HlsReading =
+  | { type: 'master'; variantUrl: string | null; variantKind: Track['kind']; audioUrl: string | null; subtitles: SubtitleOffer[] }
+  | { type: 'media'; track: Track };
+
+/** At most this many subtitle renditions are offered from one master. */
+const MAX_SUBTITLE_RENDITIONS = 64;
 
 /** Lines that are neither tags nor blank: segments of a media playlist, variants of a master. */
 function uriLines(text: string): number {
@@ -64,7 +69,12 @@ export function readHlsPlaylist(input: HlsReadInput): HlsReading {
   const audioUri = mode === 'mute' ? undefined : chooseAudioUri(variant);
   const audioUrl = audioUri ? resolveUri(audioUri, input.url) : null;
   // Audio alone: the rendition, without a video segment; else the variant, whatever it carries.
-  if (mode === 'audio' && audioUrl) return { type: 'master', variantUrl: null, variantKind: 'video', audioUrl };
+  // The variant's subtitle group (EXT-X-MEDIA TYPE=SUBTITLES), offered whatever the mode: a track is fetched only if asked for.
+  const subtitles: SubtitleOffer[] = variant.subtitles
+    .filter((rendition) => rendition.uri)
+    .slice(0, MAX_SUBTITLE_RENDITIONS)
+    .map((rendition) => ({ url: resolveUri(rendition.uri!, input.url), language: rendition.language ?? null, label: rendition.name || null, format: 'hls' }));
+  if (mode === 'audio' && audioUrl) return { type: 'master', variantUrl: null, variantKind: 'video', audioUrl, subtitles };
   const variantKind = isAudioOnly(variant) ? 'audio' : audioUrl ? 'video' : 'muxed';
-  return { type: 'master', variantUrl: resolveUri(variant.uri, input.url), variantKind, audioUrl };
+  return { type: 'master', variantUrl: resolveUri(variant.uri, input.url), variantKind, audioUrl, subtitles };
 }

@@ -6,7 +6,11 @@ import { dispatch } from '../dispatch.ts';
 import { NothingFound, type Arrival, type FetchedMedia, type MediaContext, type SourceReader } from '../reader.ts';
 import { chooseFormats, type Chosen, type FormatChoice } from '../site/formats.ts';
 import type { ExtractionProxy } from '../site/proxy.ts';
-import { extract, type YtDlp } from '../site/ytdlp.ts';
+import { extract, type SiteInfo, type YtDlp } from '../site/ytdlp.ts';
+import type { SubtitleOffer } from '../types.ts';
+
+/** Subtitle languages of a site looked at, at most. */
+const MAX_SITE_SUBTITLES = 64;
 import { readDirect } from './direct.ts';
 import { dashReader, fetchStream, hlsReader } from './streams.ts';
 
@@ -50,8 +54,27 @@ export class SiteReader implements SourceReader {
     const title = info.title ?? null;
     ctx.found({ kind: 'site', extractor: info.extractor_key ?? info.extractor ?? null, title });
     const media = await fetchChoice(ctx, chooseFormats(info, ctx.quality, ctx.mode));
-    return { ...media, title: title ?? media.title, source: 'site' };
+    return { ...media, title: title ?? media.title, source: 'site', subtitles: [...(media.subtitles ?? []), ...subtitleOffers(info)] };
   }
+}
+
+/** The site's WebVTT subtitles (a site lists several formats of each; others are not read). */
+function subtitleOffers(info: SiteInfo): SubtitleOffer[] {
+  return Object.entries(info.subtitles ?? {})
+    .slice(0, MAX_SITE_SUBTITLES)
+    .flatMap(([language, entries]) => {
+      const vtt = entries.find((entry) => entry.ext === 'vtt' && /^https?:\/\//i.test(entry.url));
+      return vtt
+        ? [
+            {
+              url: vtt.url,
+              language: /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/.test(language) ? language : null,
+              label: vtt.name ?? null,
+              format: 'vtt' as const,
+            },
+          ]
+        : [];
+    });
 }
 
 /** The chosen formats, each fetched by the reader of its kind. */

@@ -30,5 +30,5 @@ export const dashReader: SourceReader = {
 export async function fetchStream(ctx: MediaContext, plan: MediaPlan, kind: SourceKind): Promise<FetchedMedia> {
   ctx.phaseEnded('resolve');
   const fetched = await fetchPlan(ctx, plan, ctx.ffmpeg, { concurrency: ctx.segmentConcurrency });
-  return { ...fetched, title: null, source: kind };
+  return { ...fetched, title: null, source: kind, subtitles: plan.subtitles ?? [] };
 }

@@ -71,6 +71,20 @@ const tolerantFormats = z.array(z.unknown()).transform((items) =>
   }),
 );
 
+/** Subtitle files by language (`{"en": [{"ext": "vtt", "url": ...}]}`); an entry that does not fit is dropped. */
+const subtitleEntry = z.object({ ext: text, url: z.string(), name: text });
+const tolerantSubtitles = z.record(z.string(), z.array(z.unknown())).transform((byLanguage) =>
+  Object.fromEntries(
+    Object.entries(byLanguage).map(([language, entries]) => [
+      language,
+      entries.flatMap((entry) => {
+        const parsed = subtitleEntry.safeParse(entry);
+        return parsed.success ? [parsed.data] : [];
+      }),
+    ]),
+  ),
+);
+
 const infoSchema = z.object({
   ...formatFields,
   _type: text,
@@ -81,6 +95,7 @@ const infoSchema = z.object({
   live_status: text,
   url: text,
   formats: tolerantFormats.nullish(),
+  subtitles: tolerantSubtitles.nullish(),
 });
 
 const playlistSchema = z.object({
