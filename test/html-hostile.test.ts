@@ -75,7 +75,7 @@ async function findTimed(html: string): Promise<PageMedia> {
 
 describe('findMediaInPage on pages written to be slow', () => {
   test('when a page is 8 MiB of slashes, then it is read within the budget and offers nothing', async () => {
-    expect(await findTimed(filled('/'))).toEqual({ candidates: [], title: null });
+    expect(await findTimed(filled('/'))).toEqual({ candidates: [], title: null, subtitles: [] });
   });
 
   test('when a page is 8 MiB of "//a.m3u8" over and over, then the one URL they spell is found within the budget', async () => {

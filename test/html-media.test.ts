@@ -158,7 +158,7 @@ describe('findMediaInPage: playlist URLs in the page text', () => {
 
   test('when a page has no media at all, then there are no candidates and no title', () => {
     const html = '<html><body><a href="/other.html">Other</a><img src="/a.png"><script>var x = 1;</script></body></html>';
-    expect(findMediaInPage({ html, pageUrl: PAGE_URL })).toEqual({ candidates: [], title: null });
+    expect(findMediaInPage({ html, pageUrl: PAGE_URL })).toEqual({ candidates: [], title: null, subtitles: [] });
   });
 });
 
@@ -199,6 +199,7 @@ describe('findMediaInPage over HTTP', () => {
       expect(found).toEqual({
         candidates: [source.url('/videos/media/clip.mp4'), source.url('/streams/master.m3u8')],
         title: 'Served & parsed',
+        subtitles: [],
       });
     } finally {
       await source.close();

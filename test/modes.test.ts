@@ -159,6 +159,15 @@ describe('subtitles', () => {
     expect(source.requestsFor('/subs-en/subs/de.m3u8')).toHaveLength(0);
   });
 
+  test("when a page's video has a captions track in the language asked for, then it is embedded with its label", async () => {
+    const media = source.file('/page-subs/clip.mp4', mediaPath('clip.mp4'));
+    source.content('/page-subs/de.vtt', 'WEBVTT\n\n00:00:00.500 --> 00:00:01.500\nGuten Tag\n', { contentType: 'text/vtt' });
+    const html = `<!doctype html><html><head><title>Untertitel</title></head><body><video src="${media}"><track kind="captions" srclang="de-DE" label="Deutsch" src="de.vtt"></video></body></html>`;
+    const done = await download({ url: source.content('/page-subs/watch.html', html), subtitles: ['de'] });
+    expect(done.file).toMatchObject({ filename: 'Untertitel.mp4', subtitles: [{ language: 'deu', label: 'Deutsch' }] });
+    expect(await subtitleText(await fileOf(done), 0)).toContain('Guten Tag');
+  });
+
   test('when all subtitles are asked for, then every track is embedded; a language the source lacks is no error', async () => {
     const all = await download({ url: masterWithSubtitles('/subs-all'), subtitles: ['all'] });
     expect(all.file!.subtitles.map((track) => track.language).sort()).toEqual(['deu', 'eng']);

@@ -2,11 +2,24 @@ import { videoObjectUrls } from './json-ld.ts';
 import { metaContents, openGraphVideoUrls } from './meta-tags.ts';
 import { readPageParts } from './page-parts.ts';
 import { manifestUrlsInText } from './stream-urls.ts';
+import { trackLabel, trackLanguage, videoTrackReader, type TrackElement } from './video-tracks.ts';
+
+/** A subtitle or caption `<track>` of one of the page's videos. */
+export type PageSubtitle = {
+  /** Absolute http(s), without its fragment. */
+  url: string;
+  /** The track's `srclang` when it looks like a BCP 47 tag (`en`, `pt-BR`). */
+  language: string | null;
+  /** The track's `label`, without control characters, at most 200 characters. */
+  label: string | null;
+};
 
 export type PageMedia = {
   /** Absolute http(s) URLs, most trustworthy first, without duplicates; the first MAX_CANDIDATES. */
   candidates: string[];
   title: string | null;
+  /** The subtitle and caption tracks of the page's `<video>`s in document order, one per URL; the first MAX_SUBTITLES. */
+  subtitles: PageSubtitle[];
 };
 
 /** The page URL, or the page's `<base href>` resolved against it. */
@@ -20,7 +33,19 @@ function baseUrl(href: string | undefined, pageUrl: string): string {
  */
 const MAX_CANDIDATES = 100;
 
-/** Resolved, http(s) only (no blob:, data:, javascript:), without fragments, first occurrence kept. */
+/** Subtitle tracks handed back at most; a page offers a few languages, not hundreds. */
+const MAX_SUBTITLES = 64;
+
+/** `url` (already trimmed) resolved against `base`, without its fragment; null unless it is http(s) (no blob:, data:, javascript:). */
+function absoluteHttpUrl(url: string, base: string): string | null {
+  if (!URL.canParse(url, base)) return null;
+  const absolute = new URL(url, base);
+  if (absolute.protocol !== 'http:' && absolute.protocol !== 'https:') return null;
+  absolute.hash = '';
+  return absolute.href;
+}
+
+/** Resolved, http(s) only, without fragments, first occurrence kept. */
 function absoluteHttpUrls(urls: string[], base: string): string[] {
   const resolved = new Set<string>();
   // A URL a page repeats a million times is resolved once.
@@ -30,13 +55,22 @@ function absoluteHttpUrls(urls: string[], base: string): string[] {
     const url = text.trim();
     if (written.has(url)) continue;
     written.add(url);
-    if (!URL.canParse(url, base)) continue;
-    const absolute = new URL(url, base);
-    if (absolute.protocol !== 'http:' && absolute.protocol !== 'https:') continue;
-    absolute.hash = '';
-    resolved.add(absolute.href);
+    const absolute = absoluteHttpUrl(url, base);
+    if (absolute !== null) resolved.add(absolute);
   }
   return [...resolved];
+}
+
+/** Resolved as candidates are, the first track of each URL kept (the reader already dropped repeats of a `src` as written). */
+function subtitlesOf(tracks: TrackElement[], base: string): PageSubtitle[] {
+  const subtitles = new Map<string, PageSubtitle>();
+  for (const { src, srclang, label } of tracks) {
+    if (subtitles.size === MAX_SUBTITLES) break;
+    const url = absoluteHttpUrl(src, base);
+    if (url === null || subtitles.has(url)) continue;
+    subtitles.set(url, { url, language: trackLanguage(srclang), label: trackLabel(label) });
+  }
+  return [...subtitles.values()];
 }
 
 function cleanTitle(text: string | undefined): string | null {
@@ -46,10 +80,12 @@ function cleanTitle(text: string | undefined): string | null {
 /**
  * The media URLs a web page offers, in the order worth trying: the page's own `<video>` elements,
  * then what it declares for sharing (Open Graph, Twitter, JSON-LD), then playlist URLs in its text.
- * `twitter:player` is left out: it names an HTML player page, not a stream.
+ * `twitter:player` is left out: it names an HTML player page, not a stream. With them, the
+ * subtitle and caption tracks of its `<video>` elements.
  */
 export function findMediaInPage(input: { html: string; pageUrl: string }): PageMedia {
-  const page = readPageParts(input.html);
+  const trackReader = videoTrackReader();
+  const page = readPageParts(input.html, trackReader.visitor);
   const found = [
     ...page.videoUrls,
     ...openGraphVideoUrls(page.metas),
@@ -59,5 +95,6 @@ export function findMediaInPage(input: { html: string; pageUrl: string }): PageM
   ];
   // og:title, else the document's own title.
   const title = cleanTitle(metaContents(page.metas, 'og:title')[0]) ?? cleanTitle(page.title);
-  return { candidates: absoluteHttpUrls(found, baseUrl(page.baseHref, input.pageUrl)), title };
+  const base = baseUrl(page.baseHref, input.pageUrl);
+  return { candidates: absoluteHttpUrls(found, base), title, subtitles: subtitlesOf(trackReader.tracks, base) };
 }

@@ -1,5 +1,5 @@
 import { metaTag, type MetaTag } from './meta-tags.ts';
-import { walkHtml, type HtmlElement } from './walk-html.ts';
+import { walkHtml, type HtmlElement, type HtmlVisitor } from './walk-html.ts';
 
 /** What a page says about its media, gathered in one walk of its elements. */
 export type PageParts = {
@@ -21,7 +21,8 @@ function isJsonLd(element: HtmlElement): boolean {
   return element.name === 'script' && element.attributes.get('type')?.trim().toLowerCase() === 'application/ld+json';
 }
 
-export function readPageParts(html: string): PageParts {
+/** What the page says, and what `also` (such as videoTrackReader's) reads in the same walk. */
+export function readPageParts(html: string, also?: HtmlVisitor): PageParts {
   const parts: PageParts = { baseHref: undefined, videoUrls: [], metas: [], jsonLd: [], title: undefined };
   let titleSeen = false;
   let title: Gathering | null = null;
@@ -45,12 +46,15 @@ export function readPageParts(html: string): PageParts {
         title = { depth: element.depth, pieces: [] };
       }
       if (!script && isJsonLd(element)) script = { depth: element.depth, pieces: [] };
+      also?.open(element, ancestors);
     },
     text(text) {
       title?.pieces.push(text);
       script?.pieces.push(text);
+      also?.text(text);
     },
     close(depth) {
+      also?.close(depth);
       if (depth === title?.depth) {
         parts.title = title.pieces.join('');
         title = null;

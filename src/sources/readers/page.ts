@@ -23,7 +23,7 @@ export class PageReader implements SourceReader {
   async read(ctx: MediaContext, arrival: Arrival): Promise<FetchedMedia> {
     const pageUrl = arrival.response.url;
     const html = await readDocument(arrival.response, 'page', ctx.signal);
-    const { candidates, title } = await ctx.sandbox.page({ html, pageUrl }, ctx.signal);
+    const { candidates, title, subtitles } = await ctx.sandbox.page({ html, pageUrl }, ctx.signal);
     let lastError: DownloadError | undefined;
     for (const candidate of candidates.slice(0, MAX_PAGE_CANDIDATES)) {
       // The candidate is the download's source now; what it is does not change what the download is.
@@ -31,7 +31,8 @@ export class PageReader implements SourceReader {
       try {
         const media = await dispatch(target, await arrive(target, candidate), this.within);
         ctx.found({ kind: 'page', extractor: null, title });
-        return { ...media, title: title ?? media.title, source: 'page' };
+        const offered = subtitles.map((track) => ({ ...track, format: 'vtt' as const }));
+        return { ...media, title: title ?? media.title, source: 'page', subtitles: [...(media.subtitles ?? []), ...offered] };
       } catch (error) {
         // A dead or unusable candidate gives way to the next; anything else (a stall, a full disk,
         // a shutdown) is the download's own problem and ends it here.
