@@ -118,7 +118,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
         quality: parseQuality(row.quality),
         mode: row.mode as Mode,
         audioFormat: row.audioFormat as AudioFormat | null,
-      subtitles: row.subtitles,
+        subtitles: row.subtitles,
         http: deps.http,
         ffmpeg: deps.ffmpeg,
         sandbox: deps.sandbox,
