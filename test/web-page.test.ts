@@ -90,6 +90,26 @@ test('when a URL is submitted, then its progress moves live to completed and the
   await page.context().close();
 });
 
+test('when "Sound only" is chosen, then the ready file is the audio as .m4a; Remove then lets it go, and the card says expired', async () => {
+  const page = await openPage(app);
+  await page.selectOption('#mode', 'audio');
+  const id = await submit(page, source.file('/sound.mp4', mediaPath('clip.mp4')));
+  const item = card(page, id);
+  await waitFor('completed', async () => (await item.getAttribute('data-status')) === 'completed', 30_000);
+  const done = (await app.http.getDownload(id)).body as Download;
+  expect(done).toMatchObject({ mode: 'audio', file: { filename: 'sound.m4a', content_type: 'audio/mp4', video_codec: null } });
+  await expect(item.getByRole('link', { name: 'Save the file' }).getAttribute('download')).resolves.toBe('sound.m4a');
+
+  await item.getByRole('button', { name: 'Remove' }).click();
+  await waitFor('expired on the page', async () => (await item.getAttribute('data-status')) === 'expired', 10_000);
+  await expect(item.locator('.state').innerText()).resolves.toMatch(/^Expired/);
+  await expect(item.getByRole('link', { name: 'Save the file' }).isHidden()).resolves.toBe(true);
+  expect(((await app.http.getDownload(id)).body as Download).status).toBe('expired');
+  expect((await app.http.getFile(done.download_url!)).status).toBe(410);
+  await page.screenshot({ path: `${artifacts}removed.png` });
+  await page.context().close();
+});
+
 test('when Cancel is pressed on a slow download, then it ends cancelled on the page and on the server', async () => {
   const page = await openPage(app, 390);
   const id = await submit(page, source.file('/slow-page.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(bigSize / 60) }));
