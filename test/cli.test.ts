@@ -86,6 +86,27 @@ test('when -o ends in a separator and names no folder yet, then vds makes it and
   expect((await readFile(path.join(folder, 'into.mp4'))).equals(await readFile(mediaPath('clip.mp4')))).toBe(true);
 });
 
+test('when --audio and --audio-format mp3 are given, then the saved file is the sound as .mp3; vds status says where it came from', async () => {
+  const run = await vds(['get', source.file('/sound.mp4', mediaPath('clip.mp4')), '--audio', '--audio-format', 'mp3', '-o', `${work}/`]);
+  expect(run.code).toBe(0);
+  expect(run.stdout).toBe(`${path.join(work, 'sound.mp3')}\n`);
+  const id = /^download ([0-9a-f-]{36})$/m.exec(run.stderr)![1]!;
+  const status = await vds(['status', id]);
+  expect(status.stdout).toMatch(/^source: a file$/m);
+  expect(status.stdout).toMatch(/^file: sound\.mp3 \(.*, audio\/mpeg\)$/m);
+});
+
+test.each([
+  ['--audio-format without --audio', ['--audio-format', 'mp3']],
+  ['--audio with --mute', ['--audio', '--mute']],
+  ['an audio format it does not know', ['--audio', '--audio-format', 'wav']],
+  ['subtitles that are no language tags', ['--subs', 'english please']],
+])('when vds get has %s, then it exits 2 before asking the service', async (_case, args) => {
+  const run = await vds(['get', source.url('/never-asked.mp4'), ...args]);
+  expect(run.code).toBe(2);
+  expect(source.requestsFor('/never-asked.mp4')).toHaveLength(0);
+});
+
 test('when the source fails, then vds exits 1 with the error code and message, and saves nothing', async () => {
   const run = await vds(['get', source.url('/gone.mp4'), '-o', path.join(work, 'gone.mp4')]);
   expect(run.code).toBe(1);
