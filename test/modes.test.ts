@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bodyJson, startTestService, type Download, type TestService } from './support/api.ts';
@@ -166,6 +166,18 @@ describe('subtitles', () => {
     const done = await download({ url: source.content('/page-subs/watch.html', html), subtitles: ['de'] });
     expect(done.file).toMatchObject({ filename: 'Untertitel.mp4', subtitles: [{ language: 'deu', label: 'Deutsch' }] });
     expect(await subtitleText(await fileOf(done), 0)).toContain('Guten Tag');
+  });
+
+  test('when a DASH manifest has a WebVTT text set in the language asked for, then it is embedded', async () => {
+    serveDashFixture(source, dash.multi!, '/dash-subs');
+    const manifest = await readFile(dash.multi!.manifest, 'utf8');
+    const text =
+      '<AdaptationSet contentType="text" mimeType="text/vtt" lang="pt-BR"><Label>Português</Label><Representation id="pt" bandwidth="256"><BaseURL>subs/pt.vtt</BaseURL></Representation></AdaptationSet>';
+    source.content('/dash-subs/subs/pt.vtt', 'WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nOlá\n', { contentType: 'text/vtt' });
+    const url = source.content('/dash-subs/with-text.mpd', manifest.replace('</Period>', `${text}</Period>`), { contentType: 'application/dash+xml' });
+    const done = await download({ url, subtitles: ['pt'] });
+    expect(done.file).toMatchObject({ subtitles: [{ language: 'por', label: 'Português' }] });
+    expect(await subtitleText(await fileOf(done), 0)).toContain('Olá');
   });
 
   test('when all subtitles are asked for, then every track is embedded; a language the source lacks is no error', async () => {

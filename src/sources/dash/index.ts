@@ -4,7 +4,7 @@ import type { Mode } from '../../core/mode.ts';
 import type { Quality } from '../../core/quality.ts';
 import { codecList, isAudioCodec } from '../audio-codecs.ts';
 import { unreadable } from '../document-kinds.ts';
-import type { MediaPlan, Track } from '../types.ts';
+import type { MediaPlan, SubtitleOffer, Track } from '../types.ts';
 import { refuseTooManyRepresentations, refuseTooManySegments } from './bounds.ts';
 import { chooseAudio, chooseVideo } from './choice.ts';
 import { refuseLive, refuseProtected } from './refusals.ts';
@@ -49,6 +49,23 @@ function soleTrackKind(video: ParsedPlaylist): Track['kind'] {
 }
 
 /** `mode`: `audio` plans the audio alone where the MPD has it apart, `mute` no audio; default `video`. */
+/** At most this many text sets are offered. */
+const MAX_TEXT_SETS = 64;
+
+/**
+ * Text AdaptationSets that are one WebVTT file each (no codecs: not TTML in fMP4, `stpp`, nor
+ * WebVTT in fMP4, `wvtt`, which are not read yet), offered as subtitles under their label.
+ */
+function subtitleOffers(manifest: ParsedManifest): SubtitleOffer[] {
+  return Object.entries(manifest.mediaGroups?.SUBTITLES?.subs ?? {})
+    .slice(0, MAX_TEXT_SETS)
+    .flatMap(([label, group]) => {
+      const whole = group.playlists.find((playlist) => !playlist.attributes.CODECS && playlist.segments?.length === 1);
+      const url = whole?.segments?.[0]?.resolvedUri;
+      return url ? [{ url, language: group.language ?? null, label, format: 'vtt' as const }] : [];
+    });
+}
+
 export type DashInput = { url: string; text: string; quality: Quality; mode?: Mode; maxSegments: number };
 
 export function planDash(input: DashInput): MediaPlan {
@@ -65,5 +82,5 @@ export function planDash(input: DashInput): MediaPlan {
   const tracks: Track[] = [];
   if (video) tracks.push(toTrack(allAudio ? 'video' : soleTrackKind(video), video, input.url));
   if (audio) tracks.push(toTrack('audio', audio, input.url));
-  return { tracks };
+  return { tracks, subtitles: subtitleOffers(manifest) };
 }

@@ -36,7 +36,11 @@ declare module 'mpd-parser' {
   export type ParsedManifest = {
     /** Video Representations. */
     playlists?: ParsedPlaylist[];
-    mediaGroups?: { AUDIO?: { audio?: Record<string, ParsedAudioGroup> } };
+    /** Audio by language; text (subtitles) by label or language, `language` possibly unset. */
+    mediaGroups?: {
+      AUDIO?: { audio?: Record<string, ParsedAudioGroup> };
+      SUBTITLES?: { subs?: Record<string, { language?: string; playlists: ParsedPlaylist[] }> };
+    };
   };
 
   /** One `<S>` of a SegmentTimeline, its attributes as numbers. */
