@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from './config/index.ts';
+import { ConfigError, type Config } from './config/index.ts';
 import { keyHashSecret } from './config/key-hash-secret.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { applyMigrationsApart } from './db/migrate-apart.ts';
@@ -87,6 +87,11 @@ async function startOn(
   const sandbox = new DocumentSandbox();
   // yt-dlp, when there is one: a worker extracts sites with it, the API says its version.
   const ytdlp = await findYtDlp(config);
+  if (!ytdlp && config.ytdlp === 'on' && config.ytdlpPath) {
+    throw new ConfigError(
+      `The service did not start: YTDLP_PATH=${config.ytdlpPath} does not run yt-dlp --version; point it at a yt-dlp, unset it (yt-dlp on PATH), or set YTDLP=off.`,
+    );
+  }
   const proxy = ffmpeg !== undefined && ytdlp ? await ExtractionProxy.start(http.addresses) : undefined;
   const site = proxy && ytdlp ? siteReaders(ytdlp, proxy, config) : null;
   const worker: Worker | undefined =

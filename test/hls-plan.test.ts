@@ -221,6 +221,8 @@ describe('HLS master playlists', () => {
         { kind: 'video', segments: urls('video') },
         { kind: 'audio', segments: urls('audio-de') },
       ],
+      // The master offers no subtitle rendition.
+      subtitles: [],
     });
   });
 

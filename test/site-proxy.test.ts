@@ -281,8 +281,37 @@ describe('the extraction proxy', () => {
     expect((await viaNode(proxy, 'http://127.0.0.1:0/', auth)).status).toBe(400);
     expect((await connect(proxy, '127.0.0.1:0', auth['proxy-authorization'])).status).toBe(400);
     expect((await connect(proxy, '127.0.0.1', auth['proxy-authorization'])).status).toBe(400);
-    expect((await connect(proxy, '::1:80', auth['proxy-authorization'])).status).toBe(400);
     expect(site.connections).toBe(0);
+  });
+
+  it('when a CONNECT names an IPv6 address without brackets, as Python does, then it is that address: tunnelled when allowed, refused when not', async () => {
+    const site = await target('::1');
+    const allowing = await startProxy(new AddressPolicy(true));
+    expect((await connect(allowing, `::1:${site.port}`, credential(allowing.open()))).status).toBe(200);
+    const refusing = await startProxy(new AddressPolicy(false));
+    const pass = refusing.open();
+    expect((await connect(refusing, `::1:${site.port}`, credential(pass))).status).toBe(403);
+    expect(pass.refused).toEqual(['[::1]']);
+    expect(site.connections).toBe(1);
+  });
+
+  it('when a run goes past its bound of bytes or of connections, then its connections end and the pass says which', async () => {
+    const site = await target();
+    const small = await startProxy(new AddressPolicy(true), { maxBytesPerPass: 10_000 });
+    const heavy = small.open();
+    const big = await viaNode(small, `http://127.0.0.1:${site.port}/big`, { 'proxy-authorization': credential(heavy) }).catch(() => null);
+    // Cut after about 10 KB of the 300 KB body: an error, or a short body.
+    expect(big === null || big.body.length < BODY.length).toBe(true);
+    expect(heavy.exceeded()).toBe('bytes');
+
+    const few = await startProxy(new AddressPolicy(true), { maxOpenedPerPass: 3 });
+    const many = few.open();
+    const statuses: (number | undefined)[] = [];
+    for (let index = 0; index < 4; index++)
+      statuses.push((await viaNode(few, `http://127.0.0.1:${site.port}/small`, { 'proxy-authorization': credential(many) })).status);
+    expect(statuses).toEqual([201, 201, 201, 429]);
+    expect(many.exceeded()).toBe('connections');
+    expect(few.open().exceeded()).toBeNull();
   });
 
   it('when the target refuses the connection, then the proxy answers 502', async () => {

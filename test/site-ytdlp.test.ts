@@ -305,12 +305,13 @@ describe('extracting with yt-dlp', () => {
 });
 
 describe('how yt-dlp is run', () => {
-  test('when yt-dlp runs, then it gets only PATH, HOME and LANG, a fresh HOME as its directory, removed afterwards, and the URL after --', async () => {
+  test('when yt-dlp runs, then it gets only PATH, HOME, LANG and the proxy for every scheme, a fresh HOME as its directory, removed afterwards, and the URL after --', async () => {
     const record = path.join(dir, 'run-record');
     const fake = await fakeYtDlp(
       [
         `tr '\\0' '\\n' < /proc/$$/environ | sort > '${record}.env'`,
         `pwd > '${record}.cwd'`,
+        `grep 'Max address space' /proc/$$/limits > '${record}.limits'`,
         `for arg in "$@"; do echo "$arg"; done > '${record}.args'`,
         `printf '{"_type":"video","extractor_key":"Fake","title":"t","url":"http://127.0.0.1/c.mp4","protocol":"http"}'`,
       ].join('\n'),
@@ -323,19 +324,33 @@ describe('how yt-dlp is run', () => {
     }
     const env = (await readFile(`${record}.env`, 'utf8')).trim().split('\n');
     const home = (await readFile(`${record}.cwd`, 'utf8')).trim();
-    expect(env.map((line) => line.split('=')[0])).toEqual(['HOME', 'LANG', 'PATH']);
+    const proxies = ['FTP_PROXY', 'HTTPS_PROXY', 'HTTP_PROXY', 'ftp_proxy', 'http_proxy', 'https_proxy'];
+    expect(env.map((line) => line.split('=')[0])).toEqual([
+      'FTP_PROXY',
+      'HOME',
+      'HTTPS_PROXY',
+      'HTTP_PROXY',
+      'LANG',
+      'PATH',
+      'ftp_proxy',
+      'http_proxy',
+      'https_proxy',
+    ]);
+    for (const name of proxies) expect(env).toContain(`${name}=${proxy.url}`);
     expect(env).toContain(`HOME=${home}`);
     expect(env).toContain('LANG=C.UTF-8');
     await expect(stat(home)).rejects.toThrow('ENOENT');
+    // Held to 2 GiB of address space (util-linux's prlimit), so that a page cannot make it take the machine's memory.
+    expect(await readFile(`${record}.limits`, 'utf8')).toMatch(/^Max address space\s+2147483648\s+2147483648\s+bytes/);
     const args = (await readFile(`${record}.args`, 'utf8')).trim().split('\n');
     expect(args).toEqual([
       '--dump-single-json',
       '--no-playlist',
+      '--playlist-items',
+      '1',
       '--ignore-config',
       '--no-cache-dir',
       '--no-download',
-      '--proxy',
-      proxy.url,
       '--ies',
       'default,-generic',
       '--',

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -103,6 +104,23 @@ describe('with private addresses allowed only for the page server', () => {
   afterAll(async () => {
     await guarded?.stop();
     await new Promise<void>((resolve) => hidden?.close(() => resolve()));
+  });
+
+  test('when an extraction is led to an ftp:// URL on a refused address, then it goes through the proxy too, and reaches nothing', async () => {
+    const ftp = net.createServer((socket) => socket.end('220 hello\r\n'));
+    let ftpConnections = 0;
+    ftp.on('connection', () => ftpConnections++);
+    await new Promise<void>((resolve) => ftp.listen(0, '127.0.0.2', resolve));
+    try {
+      const target = `ftp://127.0.0.2:${(ftp.address() as AddressInfo).port}/secret.mp4`;
+      const url = source.content('/ftp/watch.html', page(`<meta http-equiv="refresh" content="0; url=${target}">`));
+      const created = await guarded.http.createDownload({ url });
+      const done = await guarded.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
+      expect(done.status).toBe('failed');
+      expect(ftpConnections).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => ftp.close(() => resolve()));
+    }
   });
 
   test('when an extraction is led to a loopback address the policy refuses, then it reaches nothing and the download fails blocked_address', async () => {

@@ -5,7 +5,8 @@ import { NothingFound, type Arrival, type FetchedMedia, type SourceReader } from
  * nothing was found is refused with what would have read it.
  */
 export const noSiteReader: SourceReader = {
-  kind: 'site',
+  // What it stands in for never ran: the URL was read as a page, and nothing was found in it.
+  kind: 'page',
   takes: (arrival: Arrival) => arrival.detected === 'page' || arrival.detected === null,
   read(_ctx, arrival: Arrival): Promise<FetchedMedia> {
     throw new NothingFound(

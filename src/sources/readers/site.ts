@@ -44,6 +44,7 @@ export class SiteReader implements SourceReader {
       timeoutMs: this.deps.timeoutMs,
       signal: ctx.signal,
       refusedHosts: () => pass.refused,
+      exceeded: () => pass.exceeded(),
     })
       .catch((error: unknown) => {
         // No extractor of this kind for the URL: the next reader may know better.

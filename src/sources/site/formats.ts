@@ -124,7 +124,8 @@ export function safeHeaders(headers: Record<string, string>): Record<string, str
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
     if (kept.size >= MAX_HEADERS || kept.has(lower)) continue;
-    if (!KEPT_HEADERS.has(lower) && !lower.startsWith('x-')) continue;
+    // X- headers a site asks for (tokens, versions), but none that speaks for the service's own address.
+    if (!KEPT_HEADERS.has(lower) && (!lower.startsWith('x-') || /^x-(?:forwarded|real-ip|client-ip)/.test(lower))) continue;
     if (!TOKEN.test(name) || UNSENDABLE.test(value) || Buffer.byteLength(name) + Buffer.byteLength(value) > MAX_HEADER_BYTES) continue;
     kept.set(lower, [name, value]);
   }

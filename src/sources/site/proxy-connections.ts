@@ -17,8 +17,10 @@ export class DialFailure extends Error {
  */
 export function connectTarget(authority: string): URL | null {
   const match = /^([^/?#@\\\s]+):(\d{1,5})$/.exec(authority);
-  if (!match || !URL.canParse(`http://${match[1]}/`)) return null;
-  const url = new URL(`http://${match[1]}/`);
+  // Python names an IPv6 target without brackets (`CONNECT ::1:443`): a host with colons is one.
+  const host = match && match[1]!.includes(':') && !match[1]!.startsWith('[') ? `[${match[1]}]` : match?.[1];
+  if (!match || !URL.canParse(`http://${host}/`)) return null;
+  const url = new URL(`http://${host}/`);
   url.port = match[2]!;
   return portOf(url) ? url : null;
 }

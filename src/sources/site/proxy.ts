@@ -15,6 +15,10 @@ export type ExtractionProxyOptions = {
   idleTimeoutMs?: number;
   /** Connections one run may have open at once; more are answered 429. */
   maxConnectionsPerPass?: number;
+  /** Connections one run may open in all: a page that lists thousands of URLs gets no more requests out of it. */
+  maxOpenedPerPass?: number;
+  /** Bytes the targets may send one run in all: an extraction reads pages and manifests, never media. */
+  maxBytesPerPass?: number;
 };
 
 /** One run's way through the proxy. `url` holds its secret: give it to yt-dlp, log it nowhere. */
@@ -22,11 +26,13 @@ export type ProxyPass = {
   readonly url: string;
   /** Hosts the policy refused to this run (as URL hosts: `127.0.0.1`, `[::1]`, `localhost`), each once. */
   readonly refused: readonly string[];
+  /** Which of the run's bounds it went past (`bytes`, `connections`), if any: its connections were then ended. */
+  readonly exceeded: () => 'bytes' | 'connections' | null;
   /** Ends the credential and every connection opened with it. */
   revoke(): void;
 };
 
-type Pass = { digest: Buffer; refused: string[]; links: Set<Link> };
+type Pass = { digest: Buffer; refused: string[]; links: Set<Link>; opened: number; bytes: number; exceeded: 'bytes' | 'connections' | null };
 type Opened = { target: URL; link: Link; socket: net.Socket };
 type Reply = (status: number, headers?: Record<string, string>) => void;
 
@@ -44,7 +50,14 @@ export class ExtractionProxy {
 
   static async start(policy: AddressPolicy, options: ExtractionProxyOptions = {}): Promise<ExtractionProxy> {
     const server = http.createServer();
-    const proxy = new ExtractionProxy(server, policy, { connectTimeoutMs: 10_000, idleTimeoutMs: 60_000, maxConnectionsPerPass: 32, ...options });
+    const proxy = new ExtractionProxy(server, policy, {
+      connectTimeoutMs: 10_000,
+      idleTimeoutMs: 60_000,
+      maxConnectionsPerPass: 32,
+      maxOpenedPerPass: 256,
+      maxBytesPerPass: 64 * 1024 * 1024,
+      ...options,
+    });
     server.on('connection', (socket: net.Socket) => {
       proxy.clients.add(socket);
       // Node's server drops its own listener from a CONNECT socket; this one outlives it.
@@ -71,13 +84,13 @@ export class ExtractionProxy {
   open(): ProxyPass {
     const user = randomBytes(8).toString('hex');
     const secret = randomBytes(24).toString('hex');
-    const pass: Pass = { digest: digest(secret), refused: [], links: new Set() };
+    const pass: Pass = { digest: digest(secret), refused: [], links: new Set(), opened: 0, bytes: 0, exceeded: null };
     this.passes.set(user, pass);
     const revoke = (): void => {
       this.passes.delete(user);
       for (const link of pass.links) link.destroy();
     };
-    return { url: `http://${user}:${secret}@127.0.0.1:${this.port}`, refused: pass.refused, revoke };
+    return { url: `http://${user}:${secret}@127.0.0.1:${this.port}`, refused: pass.refused, exceeded: () => pass.exceeded, revoke };
   }
 
   async close(): Promise<void> {
@@ -132,12 +145,23 @@ export class ExtractionProxy {
     if (!pass) return void reply(407, { 'Proxy-Authenticate': 'Basic realm="vds"' });
     if (!target) return void reply(400);
     if (pass.links.size >= this.settings.maxConnectionsPerPass) return void reply(429);
+    if (pass.opened >= this.settings.maxOpenedPerPass) {
+      pass.exceeded ??= 'connections';
+      return void reply(429);
+    }
+    pass.opened += 1;
     if (request.socket.destroyed) return; // its 'close' is past: nothing would end the link
     const link: Link = new Link(request.socket, this.settings.idleTimeoutMs, () => pass.links.delete(link));
     pass.links.add(link);
     try {
       const socket = await dial(this.policy, target, this.settings.connectTimeoutMs, link.signal);
       link.bind(socket);
+      socket.on('data', (chunk: Buffer) => {
+        pass.bytes += chunk.length;
+        if (pass.bytes <= this.settings.maxBytesPerPass) return;
+        pass.exceeded ??= 'bytes';
+        for (const each of pass.links) each.destroy();
+      });
       return { target, link, socket };
     } catch (error) {
       const status = error instanceof DialFailure ? error.status : 502;

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,7 +31,12 @@ export type ExtractOptions = {
   maxOutputBytes?: number;
   /** The hosts the proxy refused to this run (its address policy): a failed run that met one is `blocked_address`. */
   refusedHosts?: () => readonly string[];
+  /** Which of the proxy's bounds on the run it went past: a failed run that did is `source_too_large`. */
+  exceeded?: () => string | null;
 };
+
+/** The address space a run may take: yt-dlp reads pages and manifests in memory, and a page can be a bomb. */
+const MAX_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
 
 export const MAX_OUTPUT_BYTES = 20 * 1024 * 1024;
 const VERSION_TIMEOUT_MS = 10_000;
@@ -138,19 +144,30 @@ export async function extract(ytdlp: YtDlp, options: ExtractOptions): Promise<Si
   const args = [
     '--dump-single-json',
     '--no-playlist',
+    // A feed or a page of embeds is a playlist even so; only its first entry is looked into, not thousands.
+    '--playlist-items',
+    '1',
     '--ignore-config',
     '--no-cache-dir',
     '--no-download',
-    '--proxy',
-    options.proxyUrl,
     ...EXTRACTOR_ARGS[options.extractors],
     '--',
     options.url,
   ];
+  // The proxy is given in the environment rather than with --proxy: so it serves every scheme
+  // (an old yt-dlp proxies only http and https with --proxy, and would go to ftp:// directly), and
+  // its credential is not on a command line that any local user can read.
+  const proxies = Object.fromEntries(
+    ['http', 'https', 'ftp'].flatMap((scheme) => [
+      [`${scheme}_proxy`, options.proxyUrl],
+      [`${scheme.toUpperCase()}_PROXY`, options.proxyUrl],
+    ]),
+  );
   const run = await runConfined(ytdlp.path, args, {
     timeoutMs: options.timeoutMs,
     maxOutputBytes: options.maxOutputBytes ?? MAX_OUTPUT_BYTES,
     signal: options.signal,
+    env: proxies,
   });
   if (run.exitCode !== 0) throw failure(run.stderr, options);
   return readInfo(run.stdout);
@@ -240,6 +257,8 @@ const OTHERWISE: Rule = { pattern: /$/, code: 'unsupported_source', retryable: f
 function failure(stderr: string, options: ExtractOptions): DownloadError {
   const line = errorLine(stderr);
   const reason = shortReason(line, proxySecrets(options.proxyUrl));
+  const exceeded = options.exceeded?.();
+  if (exceeded) return new DownloadError('source_too_large', `The page made yt-dlp read more than the server allows one extraction (${exceeded}).`);
   const refused = options.refusedHosts?.() ?? [];
   if (refused.length > 0)
     return new DownloadError('blocked_address', `The page led to an address the server may not reach (${shortReason(refused.join(', '), [])}).`);
@@ -310,7 +329,7 @@ function proxySecrets(proxyUrl: string): string[] {
 // ---------------------------------------------------------------------------------------------
 // Running it.
 
-type Limits = { timeoutMs: number; maxOutputBytes: number; signal?: AbortSignal };
+type Limits = { timeoutMs: number; maxOutputBytes: number; signal?: AbortSignal; env?: Record<string, string> };
 type Run = { exitCode: number | null; stdout: Buffer; stderr: string };
 
 /** Every run not yet over, to be killed at shutdown. */
@@ -328,6 +347,14 @@ export function runningExtractions(): number {
   return running.size;
 }
 
+/** util-linux's prlimit, when the machine has it, to hold each run to MAX_ADDRESS_SPACE_BYTES. */
+const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((candidate) => existsSync(candidate));
+
+/** The command as run: under prlimit's bound on its memory where there is one (it execs the command: same process, same group). */
+function boundedCommand(file: string, args: string[]): { file: string; args: string[] } {
+  return PRLIMIT ? { file: PRLIMIT, args: [`--as=${MAX_ADDRESS_SPACE_BYTES}`, '--', file, ...args] } : { file, args };
+}
+
 async function runConfined(file: string, args: string[], limits: Limits): Promise<Run> {
   limits.signal?.throwIfAborted();
   const home = await mkdtemp(path.join(os.tmpdir(), 'vds-ytdlp-'));
@@ -343,9 +370,10 @@ function runIn(home: string, file: string, args: string[], limits: Limits): Prom
   return new Promise<Run>((resolve, reject) => {
     signal?.throwIfAborted();
     // A process group of its own, so that a kill takes whatever yt-dlp started too.
-    const child = spawn(file, args, {
+    const bounded = boundedCommand(file, args);
+    const child = spawn(bounded.file, bounded.args, {
       cwd: home,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', ...limits.env },
       stdio: ['ignore', 'pipe', 'pipe'],
       shell: false,
       detached: true,
