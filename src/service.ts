@@ -50,11 +50,17 @@ function httpLayer(): Promise<typeof import('./http/server.ts')> {
 export async function startService(config: Config): Promise<Service> {
   // Before the database: a worker without ffmpeg is refused at once, not after migrations.
   const ffmpeg = config.role === 'api' ? undefined : await resolveFfmpegPath(config.ffmpegPath);
+  // yt-dlp, when there is one: a worker extracts sites with it, the API says its version.
+  const ytdlp = await findYtDlp(config);
+  if (!ytdlp && config.ytdlp === 'on' && config.ytdlpPath) {
+    throw new ConfigError(`YTDLP_PATH=${config.ytdlpPath} does not run yt-dlp --version; point it at a yt-dlp, unset it (yt-dlp on PATH), or set YTDLP=off.`);
+  }
+
   const log = createLogger(config);
   await mkdir(config.dataDir, { recursive: true });
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir, { warn: (message) => log.warn(message) });
   try {
-    return await startOn(config.databaseUrl ?? embedded!.url, embedded, { config, ffmpeg, log });
+    return await startOn(config.databaseUrl ?? embedded!.url, embedded, { config, ffmpeg, ytdlp, log });
   } catch (error) {
     // The embedded PostgreSQL runs in a process group of its own: a start that fails after it (a
     // port already taken) must stop it, or it outlives the process that exits.
@@ -66,7 +72,7 @@ export async function startService(config: Config): Promise<Service> {
 async function startOn(
   databaseUrl: string,
   embedded: EmbeddedDatabase | undefined,
-  { config, ffmpeg, log }: { config: Config; ffmpeg: string | undefined; log: ReturnType<typeof createLogger> },
+  { config, ffmpeg, ytdlp, log }: { config: Config; ffmpeg: string | undefined; ytdlp: YtDlp | null; log: ReturnType<typeof createLogger> },
 ): Promise<Service> {
   await applyMigrationsApart(databaseUrl);
   const prisma = createPrisma(databaseUrl);
@@ -85,13 +91,7 @@ async function startOn(
     minBytesPerSecond: config.sourceMinBytesPerSecond,
   });
   const sandbox = new DocumentSandbox();
-  // yt-dlp, when there is one: a worker extracts sites with it, the API says its version.
-  const ytdlp = await findYtDlp(config);
-  if (!ytdlp && config.ytdlp === 'on' && config.ytdlpPath) {
-    throw new ConfigError(
-      `The service did not start: YTDLP_PATH=${config.ytdlpPath} does not run yt-dlp --version; point it at a yt-dlp, unset it (yt-dlp on PATH), or set YTDLP=off.`,
-    );
-  }
+  // A worker extracts sites through a proxy of its own, when there is a yt-dlp.
   const proxy = ffmpeg !== undefined && ytdlp ? await ExtractionProxy.start(http.addresses) : undefined;
   const site = proxy && ytdlp ? siteReaders(ytdlp, proxy, config) : null;
   const worker: Worker | undefined =

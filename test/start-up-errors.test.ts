@@ -115,6 +115,20 @@ test('when FFMPEG_PATH names no executable, then the service exits 1 with one li
   }
 });
 
+test('when YTDLP_PATH names no yt-dlp, then the service exits 1 with one line that names YTDLP_PATH', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-start-'));
+  try {
+    const missing = path.join(dir, 'no-yt-dlp-here');
+    const { code, output } = await failedStart({ DATA_DIR: dir, YTDLP_PATH: missing });
+    expect(code).toBe('1');
+    expect(output.trim().split('\n')).toEqual([
+      `The service did not start: YTDLP_PATH=${missing} does not run yt-dlp --version; point it at a yt-dlp, unset it (yt-dlp on PATH), or set YTDLP=off.`,
+    ]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 const asRoot = process.getuid?.() === 0;
 if (!asRoot)
   console.log('start-up-errors.test.ts: skipped the embedded PostgreSQL permission tests: they need root, where PostgreSQL runs as the `postgres` user');

@@ -21,9 +21,7 @@ export async function keyHashSecret(config: Config): Promise<Buffer | undefined>
   const secret = (kept ?? (await makeSecret(file))).trim();
   // A file cut short or emptied by hand would make every owner a hash under a guessable key.
   if (secret.length < 32) {
-    throw new ConfigError(
-      `The service did not start: ${file} (the kept KEY_HASH_SECRET) ${KEY_HASH_SECRET_RULE}; remove it to have a new one made, or set KEY_HASH_SECRET.`,
-    );
+    throw new ConfigError(`${file} (the kept KEY_HASH_SECRET) ${KEY_HASH_SECRET_RULE}; remove it to have a new one made, or set KEY_HASH_SECRET.`);
   }
   return Buffer.from(secret, 'utf8');
 }
