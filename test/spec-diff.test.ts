@@ -69,8 +69,8 @@ const removeSha256 = (text: string) =>
   edit(
     edit(
       text,
-      'required: [filename, content_type, size_bytes, sha256, duration_seconds, width, height]',
-      'required: [filename, content_type, size_bytes, duration_seconds, width, height]',
+      'required: [filename, content_type, size_bytes, sha256, duration_seconds, width, height, audio_codec, video_codec, subtitles]',
+      'required: [filename, content_type, size_bytes, duration_seconds, width, height, audio_codec, video_codec, subtitles]',
     ),
     "        sha256:\n          type: string\n          pattern: '^[0-9a-f]{64}$'\n",
     '',
