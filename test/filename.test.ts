@@ -26,6 +26,13 @@ describe('cleanFileName', () => {
     expect(cleanFileName('\u202e\u200b\ufeff')).toBe('');
   });
 
+  test('when a long name is cut, then it is cut in UTF-8 bytes (180) and never inside a character or an emoji', () => {
+    const accented = cleanFileName('é'.repeat(300));
+    expect(Buffer.byteLength(accented)).toBe(180);
+    // 1 + 44 four-byte emoji: a 45th would pass 180 bytes, and half of one is never kept.
+    expect(cleanFileName(`a${'🎬'.repeat(100)}`)).toBe(`a${'🎬'.repeat(44)}`);
+  });
+
   test('when the name has letters of any script and emoji, then they stay', () => {
     expect(cleanFileName('Vidéo 動画 видео 🎬')).toBe('Vidéo 動画 видео 🎬');
   });

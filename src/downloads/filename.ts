@@ -6,16 +6,28 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]+/g;
 // follows it around, so that a name can show an extension it does not have. Removed rather than
 // spaced, since zero-width joiners inside emoji are among them.
 const FORMAT_CHARACTERS = /\p{Cf}+/gu;
-const MAX_LENGTH = 180;
+/** In UTF-8 bytes, so that the name with its extension stays within the 255 bytes most file systems allow. */
+const MAX_BYTES = 180;
+
+/** The longest start of `text` that is at most `max` bytes in UTF-8, never cutting a character (or an emoji's code points) apart. */
+function withinBytes(text: string, max: number): string {
+  let kept = '';
+  let bytes = 0;
+  for (const { segment } of new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)) {
+    bytes += Buffer.byteLength(segment);
+    if (bytes > max) break;
+    kept += segment;
+  }
+  return kept;
+}
 
 export function cleanFileName(name: string): string {
-  return name
+  const cleaned = name
     .replace(FORMAT_CHARACTERS, '')
     .replace(UNSAFE, ' ')
     .replace(/\s+/g, ' ')
-    .replace(/^[.\s]+/, '')
-    .slice(0, MAX_LENGTH)
-    .trim();
+    .replace(/^[.\s]+/, '');
+  return withinBytes(cleaned, MAX_BYTES).trim();
 }
 
 function fromUrl(url: string): string {
