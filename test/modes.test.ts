@@ -180,6 +180,22 @@ describe('subtitles', () => {
     expect(await subtitleText(await fileOf(done), 0)).toContain('Olá');
   });
 
+  test('when a DASH manifest has a TTML text set, then its cues are converted to WebVTT in the sandbox and embedded', async () => {
+    serveDashFixture(source, dash.multi!, '/dash-ttml');
+    const manifest = await readFile(dash.multi!.manifest, 'utf8');
+    const text =
+      '<AdaptationSet contentType="text" mimeType="application/ttml+xml" lang="fr"><Label>Français</Label><Representation id="fr" bandwidth="256"><BaseURL>subs/fr.ttml</BaseURL></Representation></AdaptationSet>';
+    const ttml =
+      '<?xml version="1.0" encoding="UTF-8"?><tt xmlns="http://www.w3.org/ns/ttml" xml:lang="fr"><body><div><p begin="00:00:00.500" end="00:00:01.500">Bonjour<br/>le monde</p></div></body></tt>';
+    source.content('/dash-ttml/subs/fr.ttml', ttml, { contentType: 'application/ttml+xml' });
+    const url = source.content('/dash-ttml/with-ttml.mpd', manifest.replace('</Period>', `${text}</Period>`), { contentType: 'application/dash+xml' });
+    const done = await download({ url, subtitles: ['fr'] });
+    expect(done.file).toMatchObject({ subtitles: [{ language: 'fra', label: 'Français' }] });
+    const vtt = await subtitleText(await fileOf(done), 0);
+    expect(vtt).toContain('Bonjour');
+    expect(vtt).toContain('le monde');
+  });
+
   test('when all subtitles are asked for, then every track is embedded; a language the source lacks is no error', async () => {
     const all = await download({ url: masterWithSubtitles('/subs-all'), subtitles: ['all'] });
     expect(all.file!.subtitles.map((track) => track.language).sort()).toEqual(['deu', 'eng']);

@@ -1,9 +1,9 @@
 import { DownloadError } from '../core/errors.ts';
 
-// The documents a download reads whole and parses (playlists, manifests, pages), and what one that
+// The documents a download reads whole and parses (playlists, manifests, pages, TTML subtitles), and what one that
 // fails to parse is called in the failure.
 
-export const DOCUMENT_NAMES = { hls: 'HLS playlist', dash: 'DASH manifest', page: 'page' } as const;
+export const DOCUMENT_NAMES = { hls: 'HLS playlist', dash: 'DASH manifest', page: 'page', ttml: 'TTML subtitles' } as const;
 
 export type DocumentKind = keyof typeof DOCUMENT_NAMES;
 

@@ -10,7 +10,7 @@ export type BodyLimit = { maxBytes: number; tooLarge(url: string): string };
 const MIB = 1024 * 1024;
 
 /** Far above any real one (ten hours of one-second segments is about 2 MB of playlist). */
-const MAX_DOCUMENT_BYTES: Record<DocumentKind, number> = { hls: 16 * MIB, dash: 16 * MIB, page: 8 * MIB };
+const MAX_DOCUMENT_BYTES: Record<DocumentKind, number> = { hls: 16 * MIB, dash: 16 * MIB, page: 8 * MIB, ttml: 5 * MIB };
 
 function documentLimit(kind: DocumentKind): BodyLimit {
   const maxBytes = MAX_DOCUMENT_BYTES[kind];

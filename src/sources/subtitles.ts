@@ -5,11 +5,16 @@ import { describe } from '../media/describe.ts';
 import { embedSubtitles, MAX_SUBTITLE_BYTES } from '../media/subtitles.ts';
 import type { FetchedMedia, MediaContext } from './reader.ts';
 import { fetchDocument, fetchWhole } from './small-bodies.ts';
+import { MAX_SEGMENT_BYTES, stppDocuments } from './ttml/stpp.ts';
+import { cuesToWebVtt, type Cue } from './ttml/to-webvtt.ts';
 import type { SubtitleOffer } from './types.ts';
 
 // The subtitle tracks a download asks for, out of those its source offers: fetched as hostile
 // text (bounded, WebVTT only, never a path or a format guess) and embedded in the file. A language
 // the source lacks, or a track that cannot be had, is left out; it never fails the download.
+
+/** Segments of one stpp track read, at most: twelve hours of two-second segments. */
+const MAX_STPP_SEGMENTS = 21_600;
 
 const primary = (tag: string) => tag.split('-')[0]!.toLowerCase();
 
@@ -21,10 +26,36 @@ export function wantedSubtitles(offers: readonly SubtitleOffer[], asked: readonl
 }
 
 const limit = { maxBytes: MAX_SUBTITLE_BYTES, tooLarge: (url: string) => `The subtitles at ${url} are larger than ${MAX_SUBTITLE_BYTES} bytes.` };
+const segmentLimit = { maxBytes: MAX_SEGMENT_BYTES, tooLarge: (url: string) => `The subtitle segment at ${url} is larger than ${MAX_SEGMENT_BYTES} bytes.` };
 
-/** One WebVTT text: a file as it is, or an HLS playlist's segments joined (each segment's own header dropped). */
+/** TTML documents read into cues in the sandbox (a parser of hostile XML), as one WebVTT text. */
+async function fromTtml(ctx: MediaContext, documents: string[]): Promise<string> {
+  const cues: Cue[] = [];
+  for (const xml of documents) cues.push(...(await ctx.sandbox.ttml({ xml }, ctx.signal)));
+  // A cue that spans two segments is in both.
+  const unique = new Map(cues.map((cue) => [`${cue.start}|${cue.end}|${cue.text}`, cue]));
+  return cuesToWebVtt([...unique.values()]);
+}
+
+/** One WebVTT text: a WebVTT file as it is, a TTML file or stpp segments converted, or an HLS playlist's segments joined. */
 async function subtitleText(ctx: MediaContext, offer: SubtitleOffer): Promise<string> {
-  if (offer.format === 'vtt') return (await fetchWhole(ctx.http, offer.url, limit, ctx.signal)).body.toString('utf8');
+  if (offer.format === 'file') {
+    const text = (await fetchWhole(ctx.http, offer.url, limit, ctx.signal)).body.toString('utf8');
+    // Its bytes say what it is: WebVTT is taken as it is (and checked as WebVTT when embedded), XML as TTML.
+    return /^\uFEFF?\s*</.test(text) ? fromTtml(ctx, [text]) : text;
+  }
+  if (offer.format === 'stpp') {
+    const documents: string[] = [];
+    let size = 0;
+    for (const url of offer.segments.slice(0, MAX_STPP_SEGMENTS)) {
+      for (const document of stppDocuments((await fetchWhole(ctx.http, url, segmentLimit, ctx.signal)).body)) {
+        size += document.length;
+        if (size > MAX_SUBTITLE_BYTES) throw new DownloadError('unsupported_source', limit.tooLarge(offer.url));
+        documents.push(document);
+      }
+    }
+    return fromTtml(ctx, documents);
+  }
   const playlist = await fetchDocument(ctx.http, offer.url, 'hls', ctx.signal);
   const reading = await ctx.sandbox.hls(
     { text: playlist.text, url: playlist.url, quality: ctx.quality, expect: 'muxed', maxSegments: ctx.maxSegments },

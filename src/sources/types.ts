@@ -49,10 +49,13 @@ export type Track = {
 };
 
 /**
- * A subtitle track a source offers: a WebVTT file (`vtt`), or an HLS media playlist of WebVTT
- * segments (`hls`). Fetched only when the download asks for its language.
+ * A subtitle track a source offers: one file (`file`: WebVTT or TTML, as its first bytes say), an
+ * HLS media playlist of WebVTT segments (`hls`), or fMP4 segments of TTML samples (`stpp`: `url`
+ * the init segment, `segments` the media). Fetched only when the download asks for its language.
  */
-export type SubtitleOffer = { url: string; language: string | null; label: string | null; format: 'vtt' | 'hls' };
+export type SubtitleOffer = { url: string; language: string | null; label: string | null } & (
+  { format: 'file' | 'hls' } | { format: 'stpp'; segments: string[] }
+);
 
 /** What a manifest resolves to: the tracks to fetch and merge into one file, and the subtitles it offers. */
 export type MediaPlan = { tracks: Track[]; subtitles?: SubtitleOffer[] };

@@ -53,16 +53,20 @@ function soleTrackKind(video: ParsedPlaylist): Track['kind'] {
 const MAX_TEXT_SETS = 64;
 
 /**
- * Text AdaptationSets that are one WebVTT file each (no codecs: not TTML in fMP4, `stpp`, nor
- * WebVTT in fMP4, `wvtt`, which are not read yet), offered as subtitles under their label.
+ * Text AdaptationSets, offered as subtitles under their label: one file each (no codecs: WebVTT or
+ * TTML), or TTML in fMP4 segments (`stpp`). WebVTT in fMP4 (`wvtt`) is not read yet.
  */
 function subtitleOffers(manifest: ParsedManifest): SubtitleOffer[] {
   return Object.entries(manifest.mediaGroups?.SUBTITLES?.subs ?? {})
     .slice(0, MAX_TEXT_SETS)
-    .flatMap(([label, group]) => {
+    .flatMap(([label, group]): SubtitleOffer[] => {
+      const language = group.language ?? null;
       const whole = group.playlists.find((playlist) => !playlist.attributes.CODECS && playlist.segments?.length === 1);
       const url = whole?.segments?.[0]?.resolvedUri;
-      return url ? [{ url, language: group.language ?? null, label, format: 'vtt' as const }] : [];
+      if (url) return [{ url, language, label, format: 'file' }];
+      // Each media segment's samples are whole TTML documents: the init segment is not needed.
+      const segments = group.playlists.find((playlist) => playlist.attributes.CODECS?.startsWith('stpp'))?.segments?.map((segment) => segment.resolvedUri);
+      return segments?.length ? [{ url: segments[0]!, language, label, format: 'stpp', segments }] : [];
     });
 }
 

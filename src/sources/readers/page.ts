@@ -31,7 +31,7 @@ export class PageReader implements SourceReader {
       try {
         const media = await dispatch(target, await arrive(target, candidate), this.within);
         ctx.found({ kind: 'page', extractor: null, title });
-        const offered = subtitles.map((track) => ({ ...track, format: 'vtt' as const }));
+        const offered = subtitles.map((track) => ({ ...track, format: 'file' as const }));
         return { ...media, title: title ?? media.title, source: 'page', subtitles: [...(media.subtitles ?? []), ...offered] };
       } catch (error) {
         // A dead or unusable candidate gives way to the next; anything else (a stall, a full disk,

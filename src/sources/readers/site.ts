@@ -71,7 +71,7 @@ function subtitleOffers(info: SiteInfo): SubtitleOffer[] {
               url: vtt.url,
               language: /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/.test(language) ? language : null,
               label: vtt.name ?? null,
-              format: 'vtt' as const,
+              format: 'file' as const,
             },
           ]
         : [];

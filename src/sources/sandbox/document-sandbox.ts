@@ -39,6 +39,10 @@ export class DocumentSandbox {
     return this.read('page', input, signal) as Promise<DocumentRequests['page']['reply']>;
   }
 
+  ttml(input: DocumentRequests['ttml']['input'], signal: AbortSignal): Promise<DocumentRequests['ttml']['reply']> {
+    return this.read('ttml', input, signal) as Promise<DocumentRequests['ttml']['reply']>;
+  }
+
   async close(): Promise<void> {
     const threads = [...this.threads];
     this.idle.length = 0;

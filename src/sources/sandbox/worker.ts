@@ -3,6 +3,7 @@ import { DownloadError } from '../../core/errors.ts';
 import { planDash } from '../dash/index.ts';
 import { readHlsPlaylist } from '../hls/read-playlist.ts';
 import { findMediaInPage } from '../html/page-media.ts';
+import { ttmlToCues } from '../ttml/to-webvtt.ts';
 import { unreadable } from '../document-kinds.ts';
 import type { DocumentReply, DocumentRequest } from './requests.ts';
 
@@ -17,6 +18,8 @@ function read(request: DocumentRequest): unknown {
       return planDash(request.input);
     case 'page':
       return findMediaInPage(request.input);
+    case 'ttml':
+      return ttmlToCues(request.input.xml);
   }
 }
 
