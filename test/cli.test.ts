@@ -104,6 +104,8 @@ test.each([
 ])('when vds get has %s, then it exits 2 before asking the service', async (_case, args) => {
   const run = await vds(['get', source.url('/never-asked.mp4'), ...args]);
   expect(run.code).toBe(2);
+  // Said, not only exited with.
+  expect(run.stderr).toMatch(/error: .*(option|argument)/);
   expect(source.requestsFor('/never-asked.mp4')).toHaveLength(0);
 });
 

@@ -196,6 +196,18 @@ describe('subtitles', () => {
     expect(vtt).toContain('le monde');
   });
 
+  test('when a cue holds NUL, escapes and a direction override, then they are taken out and every cue survives', async () => {
+    const media = source.file('/page-nul/clip.mp4', mediaPath('clip.mp4'));
+    const vtt = 'WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nfirst \u0000 one \u001b[31mred\u202e\n\n00:00:01.000 --> 00:00:02.000\nsecond cue\n';
+    source.content('/page-nul/en.vtt', vtt, { contentType: 'text/vtt' });
+    const html = `<!doctype html><html><body><video src="${media}"><track srclang="en" src="en.vtt"></video></body></html>`;
+    const done = await download({ url: source.content('/page-nul/watch.html', html), subtitles: ['en'] });
+    const text = await subtitleText(await fileOf(done), 0);
+    expect(text).toContain('second cue');
+    expect(text).toContain('first  one [31mred');
+    expect(text).not.toMatch(/[\u0000\u001b\u202e]/);
+  });
+
   test('when all subtitles are asked for, then every track is embedded; a language the source lacks is no error', async () => {
     const all = await download({ url: masterWithSubtitles('/subs-all'), subtitles: ['all'] });
     expect(all.file!.subtitles.map((track) => track.language).sort()).toEqual(['deu', 'eng']);

@@ -77,8 +77,9 @@ program
   .addOption(new Option('--audio-format <format>', "with --audio: best (the source's own), m4a, mp3 or opus").argParser(audioFormat))
   .addOption(new Option('--mute', 'the picture only'))
   .option('--subs <languages>', 'subtitles to embed: language tags such as en,de, or all', languages)
-  .action((url: string, options: Parameters<typeof get>[2]) => {
-    if (options.audioFormat && !options.audio) throw new InvalidArgumentError('--audio-format goes with --audio.');
+  .action((url: string, options: Parameters<typeof get>[2], command: Command) => {
+    // Said as commander says its own usage errors (it prints them, then exits 2).
+    if (options.audioFormat && !options.audio) command.error("error: option '--audio-format' goes with '--audio'", { exitCode: EXIT.usage });
     return get(connection(), url, options, terminal);
   });
 
