@@ -1,6 +1,7 @@
 import { extractAudio } from '../media/audio-only.ts';
 import { describe } from '../media/describe.ts';
 import { muteVideo } from '../media/mute.ts';
+import type { RemuxedFile } from '../media/remux.ts';
 import type { FetchedMedia, MediaContext } from './reader.ts';
 
 /**
@@ -19,8 +20,13 @@ export async function shapeToMode(ctx: MediaContext, media: FetchedMedia): Promi
     declaredType: media.mime,
   };
   const shaped = ctx.mode === 'audio' ? await extractAudio({ ...job, format: ctx.audioFormat ?? 'best' }) : await muteVideo(job);
+  return remadeAs(ctx, media, shaped);
+}
+
+/** `media` as ffmpeg made it again into `file` (its mode, its subtitles): described anew, all else kept. */
+export async function remadeAs(ctx: MediaContext, media: FetchedMedia, file: RemuxedFile): Promise<FetchedMedia> {
   ctx.phaseEnded('remux');
-  const described = await describe(ctx.ffmpeg, shaped, ctx.signal);
+  const described = await describe(ctx.ffmpeg, file, ctx.signal);
   ctx.phaseEnded('probe');
   return { ...media, ...described, declaredType: described.mime };
 }

@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DownloadError } from '../core/errors.ts';
-import { describe } from '../media/describe.ts';
 import { embedSubtitles, MAX_SUBTITLE_BYTES } from '../media/subtitles.ts';
 import type { FetchedMedia, MediaContext } from './reader.ts';
+import { remadeAs } from './shape.ts';
 import { fetchDocument, fetchWhole } from './small-bodies.ts';
 import { MAX_SEGMENT_BYTES, stppDocuments } from './ttml/stpp.ts';
 import { cuesToWebVtt, type Cue } from './ttml/to-webvtt.ts';
@@ -106,8 +106,5 @@ export async function withSubtitles(ctx: MediaContext, media: FetchedMedia): Pro
     signal: ctx.signal,
     declaredType: media.mime,
   });
-  ctx.phaseEnded('remux');
-  const described = await describe(ctx.ffmpeg, embedded, ctx.signal);
-  ctx.phaseEnded('probe');
-  return { ...media, ...described, declaredType: described.mime };
+  return remadeAs(ctx, media, embedded);
 }
