@@ -20,7 +20,7 @@ import { SiteReader } from './sources/readers/site.ts';
 import { ExtractionProxy } from './sources/site/proxy.ts';
 import { findYtDlp, killAllExtractions, type YtDlp } from './sources/site/ytdlp.ts';
 import { SourceHttp } from './sources/http.ts';
-import { LocalStorage } from './storage/local.ts';
+import { openStorage } from './storage/index.ts';
 import { enqueueWebhooks } from './webhooks/enqueue.ts';
 import { ensureWebhookQueue } from './webhooks/queue.ts';
 import { startWorker, type Worker } from './worker/index.ts';
@@ -78,8 +78,7 @@ async function startOn(
   const prisma = createPrisma(databaseUrl);
   const boss = await startQueue(databaseUrl, config, log);
   await ensureWebhookQueue(boss, config);
-  const storage = new LocalStorage(config.dataDir);
-  await storage.init();
+  const storage = await openStorage(config, prisma);
   const changes = await DownloadChanges.start(databaseUrl);
   const downloads = new DownloadRepository(prisma, enqueueWebhooks(boss, config));
   const metrics = new Metrics(queueCounts(boss));

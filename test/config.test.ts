@@ -54,8 +54,41 @@ describe('configuration', () => {
     // Owners are HMACs under it: a short secret would make them a table lookup away from the keys.
     ['KEY_HASH_SECRET', 'too-short'],
     ['MAX_ACTIVE_DOWNLOADS_PER_KEY', '-1'],
+    ['STORAGE', 'nfs'],
+    ['S3_RETRIEVAL', 'proxy'],
+    ['S3_PRESIGN_SECONDS', '604801'],
   ])('when %s is %p, then start fails with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}:`));
+  });
+
+  test('when STORAGE=s3 is set with its settings, then they are parsed, with the documented defaults', () => {
+    expect(loadConfig({ STORAGE: 's3', S3_BUCKET: 'videos' }).storage).toEqual({
+      kind: 's3',
+      bucket: 'videos',
+      prefix: '',
+      endpoint: undefined,
+      region: 'us-east-1',
+      forcePathStyle: false,
+      retrieval: 'stream',
+      presignSeconds: 300,
+    });
+    expect(
+      loadConfig({ STORAGE: 's3', S3_BUCKET: 'videos', S3_PREFIX: 'vds/', S3_ENDPOINT: 'http://minio:9000', S3_FORCE_PATH_STYLE: 'true', S3_RETRIEVAL: 'redirect' }).storage,
+    ).toMatchObject({ prefix: 'vds/', endpoint: 'http://minio:9000', forcePathStyle: true, retrieval: 'redirect' });
+    expect(loadConfig({}).storage).toEqual({ kind: 'local' });
+  });
+
+  test.each([
+    [{ STORAGE: 's3' }, /S3_BUCKET: must be set with STORAGE=s3/],
+    [{ STORAGE: 's3', S3_BUCKET: 'b', FILE_OFFLOAD: 'nginx' }, /FILE_OFFLOAD: .*S3_RETRIEVAL=redirect/],
+    [{ STORAGE: 's3', S3_BUCKET: 'b', API_KEYS: 'k' }, /KEY_HASH_SECRET: must be set/],
+  ])('when STORAGE=s3 comes with %p, then start fails with a message naming what is missing', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  test('when STORAGE=s3 and keys run a worker only, then no KEY_HASH_SECRET is needed (workers hash no keys)', () => {
+    expect(loadConfig({ STORAGE: 's3', S3_BUCKET: 'b', API_KEYS: 'k', ROLE: 'worker' }).role).toBe('worker');
   });
 });

@@ -3,7 +3,6 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createClient, ProblemError, type Download, type VideoDownloadClient } from '../src/client/index.ts';
-import { LocalStorage } from '../src/storage/local.ts';
 import { startTestService, type TestService } from './support/api.ts';
 import { startCuttingProxy, type CutOptions, type CuttingProxy } from './support/cutting-proxy.ts';
 import { openEventStream } from './support/event-stream.ts';
@@ -145,7 +144,7 @@ test('when the service is at its limit of event streams, then watch waits out it
 
 test('when the file is removed while save is cut off, then save throws the 410 and leaves no part behind', async () => {
   let id = '';
-  const { client, cutter } = await clientThrough({ cut: 'file', onCut: () => new LocalStorage(app.config.dataDir).removeFile(id) });
+  const { client, cutter } = await clientThrough({ cut: 'file', onCut: () => rm(path.join(app.config.dataDir, 'files', id), { force: true }) });
   ({ id } = await client.create({ url: source.file('/removed.mp4', mediaPath('big.mp4')) }));
   const target = path.join(work, 'removed.mp4');
 

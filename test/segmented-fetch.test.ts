@@ -4,7 +4,8 @@ import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
 import { fetchPlan } from '../src/sources/segmented/index.ts';
 import type { ByteRange, MediaPlan, SourceContext } from '../src/sources/types.ts';
-import { LocalStorage } from '../src/storage/local.ts';
+import { LocalTransfers } from '../src/storage/local/local-transfers.ts';
+import { WorkFolders } from '../src/storage/work-folders.ts';
 import { frameHashes, resolveFfmpeg } from './support/ffmpeg.ts';
 import { startFixtureServer, type FixtureServer, type ServeOptions } from './support/fixture-server.ts';
 import { sha256File } from './support/media.ts';
@@ -19,7 +20,7 @@ describe('fetching a planned stream', () => {
   let sourceFrames: string[];
   let source: FixtureServer;
   let dataDir: string;
-  let storage: LocalStorage;
+  let work: WorkFolders;
 
   beforeAll(async () => {
     ffmpeg = await resolveFfmpeg();
@@ -27,8 +28,8 @@ describe('fetching a planned stream', () => {
     sourceFrames = await frameHashes(media.sourceTs);
     source = await startFixtureServer();
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'vds-segmented-test-'));
-    storage = new LocalStorage(dataDir);
-    await storage.init();
+    work = new WorkFolders(dataDir);
+    await work.init();
   });
 
   afterAll(async () => {
@@ -43,11 +44,12 @@ describe('fetching a planned stream', () => {
     const processingAfter: number[] = [];
     // The phases in the order they ended; `processing` ends the fetch.
     const phases: string[] = [];
+    const workDir = await work.folder(id);
     return {
       url: source.url(`/${id}/index.m3u8`),
       http: testSourceHttp(),
-      workDir: await storage.workDir(id),
-      storage,
+      workDir,
+      transfer: new LocalTransfers().open(id, workDir),
       signal: new AbortController().signal,
       maxFileBytes,
       validator: null,

@@ -11,7 +11,8 @@ import { fetchDirect } from '../src/sources/direct/index.ts';
 import { contentLength, requireStatus, requireWholeBody, SourceHttp, transportError, type SourceResponse } from '../src/sources/http.ts';
 import { peek } from '../src/sources/peek.ts';
 import type { SourceContext } from '../src/sources/types.ts';
-import { LocalStorage } from '../src/storage/local.ts';
+import { LocalTransfers } from '../src/storage/local/local-transfers.ts';
+import { WorkFolders } from '../src/storage/work-folders.ts';
 
 // A source is a raw TCP server whose every move is drawn at random: the body's size and framing,
 // how it is cut into writes and how long it waits between them, and where and how the connection
@@ -384,13 +385,13 @@ test('when a source sends any framing in any writes and ends its socket in any w
 
 describe('a direct file', () => {
   let dataDir: string;
-  let storage: LocalStorage;
+  let work: WorkFolders;
   let runs = 0;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'vds-source-sockets-'));
-    storage = new LocalStorage(dataDir);
-    await storage.init();
+    work = new WorkFolders(dataDir);
+    await work.init();
   });
 
   afterAll(async () => {
@@ -398,11 +399,13 @@ describe('a direct file', () => {
   });
 
   async function context(http: SourceHttp, url: string): Promise<SourceContext> {
+    const id = `run-${(runs += 1)}`;
+    const workDir = await work.folder(id);
     return {
       url,
       http,
-      workDir: await storage.workDir(`run-${(runs += 1)}`),
-      storage,
+      workDir,
+      transfer: new LocalTransfers().open(id, workDir),
       signal: new AbortController().signal,
       maxFileBytes: 1024 ** 3,
       validator: null,
@@ -434,7 +437,7 @@ describe('a direct file', () => {
     } catch (error) {
       outcome = { kind: 'rejected', error: transportError(error, ctx.signal) };
     } finally {
-      await storage.discardWork(path.basename(ctx.workDir));
+      await work.discard(path.basename(ctx.workDir));
     }
     return problemsOf(expected, outcome);
   }

@@ -22,3 +22,13 @@ export * from './enums.ts';
  * 
  */
 export type Download = Prisma.DownloadModel
+/**
+ * Model Transfer
+ * 
+ */
+export type Transfer = Prisma.TransferModel
+/**
+ * Model TransferPart
+ * 
+ */
+export type TransferPart = Prisma.TransferPartModel

@@ -46,3 +46,13 @@ export { Prisma }
  * 
  */
 export type Download = Prisma.DownloadModel
+/**
+ * Model Transfer
+ * 
+ */
+export type Transfer = Prisma.TransferModel
+/**
+ * Model TransferPart
+ * 
+ */
+export type TransferPart = Prisma.TransferPartModel

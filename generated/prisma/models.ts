@@ -9,4 +9,6 @@
  * 🟢 You can import this file directly.
  */
 export type * from './models/Download.ts'
+export type * from './models/Transfer.ts'
+export type * from './models/TransferPart.ts'
 export type * from './commonInputTypes.ts'

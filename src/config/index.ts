@@ -92,6 +92,15 @@ const schema = z.object({
   WEBHOOK_MAX_ATTEMPTS: int(1, 50).default(12),
   WEBHOOK_RETRY_DELAY_SECONDS: int(1, 3600).default(60),
   MAX_EVENT_STREAMS: int(1, 100_000).default(1000),
+  STORAGE: z.enum(['local', 's3']).default('local'),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_PREFIX: z.string().default(''),
+  S3_ENDPOINT: httpUrl.optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_FORCE_PATH_STYLE: bool.default(false),
+  S3_RETRIEVAL: z.enum(['stream', 'redirect']).default('stream'),
+  // SigV4 presigned URLs live a week at most.
+  S3_PRESIGN_SECONDS: int(1, 604_800).default(300),
   FILE_OFFLOAD: z.enum(['none', 'nginx']).default('none'),
   FILE_OFFLOAD_LOCATION: z
     .string()
@@ -103,6 +112,25 @@ const schema = z.object({
     .transform((value): boolean | number | string => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value))
     .default(false),
 });
+
+/** Where finished files live: under DATA_DIR, or in an S3-compatible bucket (credentials from the AWS SDK's default chain). */
+export type StorageSettings =
+  | { kind: 'local' }
+  | {
+      kind: 's3';
+      bucket: string;
+      /** Put before every object key, e.g. `downloads/`. */
+      prefix: string;
+      /** Unset: AWS; set for MinIO, Ceph, R2, Garage... */
+      endpoint: string | undefined;
+      region: string;
+      /** Bucket in the path rather than the host name; MinIO needs it. */
+      forcePathStyle: boolean;
+      /** `stream`: the service sends the bytes; `redirect`: 302 to a presigned GET. */
+      retrieval: 'stream' | 'redirect';
+      /** The longest a presigned GET lives (never past the token). */
+      presignSeconds: number;
+    };
 
 export type Config = {
   port: number;
@@ -150,6 +178,7 @@ export type Config = {
   webhookRetryDelaySeconds: number;
   /** Event streams one API process holds open at once. */
   maxEventStreams: number;
+  storage: StorageSettings;
   /** `nginx`: file bytes are left to the nginx in front (X-Accel-Redirect to `fileOffloadLocation`). */
   fileOffload: 'none' | 'nginx';
   /** nginx's internal location that maps to DATA_DIR/files/. */
@@ -172,6 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`The service did not start: invalid configuration: ${problems.join('; ')} (README, "Configuration").`);
   }
   const c = parsed.data;
+  const conflict = conflicts(c);
+  if (conflict) throw new ConfigError(`The service did not start: invalid configuration: ${conflict} (README, "Configuration").`);
   return {
     port: c.PORT,
     host: c.HOST,
@@ -205,9 +236,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookMaxAttempts: c.WEBHOOK_MAX_ATTEMPTS,
     webhookRetryDelaySeconds: c.WEBHOOK_RETRY_DELAY_SECONDS,
     maxEventStreams: c.MAX_EVENT_STREAMS,
+    storage: storageSettings(c),
     fileOffload: c.FILE_OFFLOAD,
     fileOffloadLocation: c.FILE_OFFLOAD_LOCATION,
     logLevel: c.LOG_LEVEL,
     trustProxy: c.TRUST_PROXY,
+  };
+}
+
+type Parsed = z.infer<typeof schema>;
+
+/** Settings that are each valid but not together. */
+function conflicts(c: Parsed): string | null {
+  if (c.STORAGE !== 's3') return null;
+  if (!c.S3_BUCKET) return 'S3_BUCKET: must be set with STORAGE=s3';
+  if (c.FILE_OFFLOAD === 'nginx') return 'FILE_OFFLOAD: nginx serves files from DATA_DIR, which STORAGE=s3 does not use; use S3_RETRIEVAL=redirect instead';
+  // Several machines that share no disk must hash keys alike: a secret made in one DATA_DIR is not.
+  if ((c.API_KEYS.length > 0 || c.ADMIN_API_KEYS.length > 0) && !c.KEY_HASH_SECRET && c.ROLE !== 'worker') {
+    return 'KEY_HASH_SECRET: must be set (the same on every machine) with STORAGE=s3 and API keys, since no DATA_DIR is shared to keep one in';
+  }
+  return null;
+}
+
+function storageSettings(c: Parsed): StorageSettings {
+  if (c.STORAGE === 'local') return { kind: 'local' };
+  return {
+    kind: 's3',
+    bucket: c.S3_BUCKET!,
+    prefix: c.S3_PREFIX,
+    endpoint: c.S3_ENDPOINT,
+    region: c.S3_REGION,
+    forcePathStyle: c.S3_FORCE_PATH_STYLE,
+    retrieval: c.S3_RETRIEVAL,
+    presignSeconds: c.S3_PRESIGN_SECONDS,
   };
 }

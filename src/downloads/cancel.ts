@@ -1,5 +1,5 @@
 import type { Download as Row } from '../../generated/prisma/client.ts';
-import type { LocalStorage } from '../storage/local.ts';
+import type { Storage } from '../storage/index.ts';
 import type { Caller } from './caller.ts';
 import type { DownloadRepository } from './repository.ts';
 
@@ -11,17 +11,17 @@ import type { DownloadRepository } from './repository.ts';
  * call did it (a second DELETE changes nothing).
  */
 export async function cancelDownload(
-  deps: { downloads: DownloadRepository; storage: LocalStorage },
+  deps: { downloads: DownloadRepository; storage: Storage },
   id: string,
   caller: Caller,
 ): Promise<{ row: Row; changed: boolean } | null> {
   const result = await deps.downloads.cancel(id, caller);
   switch (result.kind) {
     case 'cancelled':
-      if (result.unheld) await deps.storage.discardWork(id);
+      if (result.unheld) await deps.storage.discardAll(id);
       return { row: result.row, changed: true };
     case 'expired':
-      await deps.storage.removeFile(id);
+      await deps.storage.files.remove(id);
       return { row: result.row, changed: true };
     case 'unchanged':
       return { row: result.row, changed: false };

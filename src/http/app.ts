@@ -11,7 +11,7 @@ import type { DownloadRepository } from '../downloads/repository.ts';
 import type { EventStreams } from '../events/event-streams.ts';
 import type { Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
-import type { LocalStorage } from '../storage/local.ts';
+import type { Storage } from '../storage/index.ts';
 import { ApiKeys } from './auth.ts';
 import { observeRequests } from './observe.ts';
 import { plainQueryNames } from './plain-query.ts';
@@ -28,7 +28,7 @@ export const MAX_BODY_BYTES = 16 * 1024;
 export type AppDeps = {
   downloads: DownloadRepository;
   boss: PgBoss;
-  storage: LocalStorage;
+  storage: Storage;
   streams: EventStreams;
   config: Config;
   log: Logger;
@@ -87,7 +87,7 @@ export function createApp(deps: AppDeps): express.Express {
   // One count of failed attempts for every place a key is checked: /metrics answers a guess too.
   const failedKeys = failedKeyAttemptLimit(keys, config.rateLimitPerMinute);
   api.use('/metrics', failedKeys);
-  api.use(operationsRoutes({ downloads: deps.downloads, metrics: deps.metrics, keys, ytdlpVersion: deps.ytdlpVersion }));
+  api.use(operationsRoutes({ downloads: deps.downloads, files: deps.storage.files, metrics: deps.metrics, keys, ytdlpVersion: deps.ytdlpVersion }));
   api.use('/downloads', failedKeys, keys.require, requestLimit(keys, config.rateLimitPerMinute));
   api.use(express.json({ limit: MAX_BODY_BYTES }));
   api.use(plainQueryNames);

@@ -1,18 +1,18 @@
 import type { Request, Response } from 'express';
 import fresh from 'fresh';
 import parseRange from 'range-parser';
-import type { OpenFile } from '../storage/open-files.ts';
+import type { StoredFile } from '../storage/index.ts';
 import { HttpProblem } from './problem.ts';
-import { writeBytes } from './write-bytes.ts';
 
 // A stored file, sent with the validators the caller has set (ETag, Last-Modified): 304 for a
 // conditional request that still matches, 206 for one range (416 for one past the end), the whole
 // file otherwise. `send`, under res.sendFile, reads in 64 KiB pieces, which held one connection to
 // about a third of what 1 MiB pieces reach; it has no setting for it, so ranges and validators are
-// left to `range-parser` and `fresh`, and the bytes to write-bytes.ts.
+// left to `range-parser` and `fresh`, and the bytes to the store.
 
 /** Sends an open stored file, which the caller closes (or keeps open for the next request). */
-export async function sendStoredFile(req: Request, res: Response, { handle, size }: OpenFile): Promise<void> {
+export async function sendStoredFile(req: Request, res: Response, file: StoredFile): Promise<void> {
+  const { size } = file;
   const validators = { etag: res.get('ETag'), 'last-modified': res.get('Last-Modified') };
   res.set('Accept-Ranges', 'bytes');
   // RFC 9110 has the origin evaluate If-None-Match also when the request says `no-cache`, which
@@ -41,8 +41,7 @@ export async function sendStoredFile(req: Request, res: Response, { handle, size
     res.end();
     return;
   }
-  // Reads at their own offsets (pread), so requests sharing the descriptor do not disturb each other.
-  await writeBytes(res, handle, start, end);
+  await file.sendTo(res, start, end);
 }
 
 /** `bytes=-N` for more than the file's N bytes is the whole file (RFC 9110 14.1.2), which range-parser refuses. */

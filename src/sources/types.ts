@@ -1,4 +1,4 @@
-import type { LocalStorage } from '../storage/local.ts';
+import type { Transfer } from '../storage/transfer.ts';
 import type { SourceHttp } from './http.ts';
 
 /** What a source needs to fetch one download into its working directory. */
@@ -6,7 +6,8 @@ export type SourceContext = {
   url: string;
   http: SourceHttp;
   workDir: string;
-  storage: LocalStorage;
+  /** Where a direct file is kept as it arrives, and found again by a later attempt. */
+  transfer: Transfer;
   signal: AbortSignal;
   maxFileBytes: number;
   /** The validator remembered from an earlier attempt, for If-Range. */

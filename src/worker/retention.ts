@@ -2,7 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import { DownloadError } from '../core/errors.ts';
 import type { DownloadRepository } from '../downloads/repository.ts';
 import { ensureQueue } from '../queue/index.ts';
-import type { LocalStorage } from '../storage/local.ts';
+import type { Storage } from '../storage/index.ts';
 
 // A pg-boss schedule sweeps every minute (one worker of the cluster takes each run): files live
 // FILE_TTL_SECONDS, so what is due becomes `expired` (its token then answers 410) and its file goes;
@@ -10,7 +10,7 @@ import type { LocalStorage } from '../storage/local.ts';
 
 export const EXPIRE_QUEUE = 'expire-downloads';
 
-type RetentionDeps = { downloads: DownloadRepository; storage: LocalStorage };
+type RetentionDeps = { downloads: DownloadRepository; storage: Storage };
 
 const jobLost = new DownloadError(
   'internal_error',
@@ -19,9 +19,9 @@ const jobLost = new DownloadError(
 
 async function sweep(deps: RetentionDeps): Promise<void> {
   const expired = await deps.downloads.expireDue();
-  await Promise.all(expired.map((id) => deps.storage.removeFile(id)));
+  await Promise.all(expired.map((id) => deps.storage.files.remove(id)));
   const lost = await deps.downloads.failWithoutJob(jobLost);
-  await Promise.all(lost.map((id) => deps.storage.discardWork(id)));
+  await Promise.all(lost.map((id) => deps.storage.discardAll(id)));
 }
 
 /** Working directories left by downloads that are no longer running: deleted rows, or ended ones. */

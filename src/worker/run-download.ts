@@ -13,14 +13,14 @@ import { fetchMedia } from '../sources/index.ts';
 import type { SourceFound, SourceReader } from '../sources/reader.ts';
 import type { Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
-import type { LocalStorage } from '../storage/local.ts';
+import type { Storage } from '../storage/index.ts';
 import { ProgressRecorder } from './progress.ts';
 import { AttemptReport } from './report.ts';
 
 export type DownloadDeps = {
   downloads: DownloadRepository;
   changes: DownloadChanges;
-  storage: LocalStorage;
+  storage: Storage;
   http: SourceHttp;
   sandbox: DocumentSandbox;
   /** Every way of reading a URL, in the order they are asked (sources/readers/index.ts). */
@@ -103,7 +103,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
         `All ${config.maxAttempts} attempts are used up and the last one ended without an outcome (its worker process stopped); the download is not tried again.`,
       ),
     );
-    if (failed) await storage.discardWork(row.id);
+    if (failed) await storage.discardAll(row.id);
     return;
   }
   const report = new AttemptReport(deps.log, deps.metrics, row);
@@ -112,6 +112,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
   // What is learnt of the source is recorded in the order it was learnt, while the fetch goes on.
   let recorded = Promise.resolve();
   try {
+    const workDir = await storage.work.folder(row.id);
     const fetched = await fetchMedia(
       {
         url: row.url,
@@ -124,8 +125,8 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
         sandbox: deps.sandbox,
         maxSegments: config.maxSegments,
         segmentConcurrency: config.segmentConcurrency,
-        workDir: await storage.workDir(row.id),
-        storage,
+        workDir,
+        transfer: storage.transfers.open(row.id, workDir),
         signal,
         maxFileBytes: config.maxFileBytes,
         validator: row.sourceValidator,
@@ -159,21 +160,22 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
       fileSubtitles: codecs.subtitles,
     };
     signal.throwIfAborted();
-    await storage.commit(row.id, fetched.path);
+    await storage.files.put(row.id, fetched.path, file.contentType);
     let completed = false;
     try {
       completed = await attempt.complete(file, config.fileTtlSeconds);
     } finally {
-      // A file that no completed download points at (the download was ended elsewhere meanwhile,
-      // or the write failed) would stay in files/ for good: nothing would ever expire it.
-      if (!completed) await storage.removeFile(row.id);
+      // The work has served either way. A file that no completed download points at (the download
+      // was ended elsewhere meanwhile, or the write failed) would stay in the store for good:
+      // nothing would ever expire it.
+      await (completed ? storage.discardWork(row.id) : storage.discardAll(row.id));
     }
     if (completed) report.completed(fetched.source, file.sizeBytes, fetched.segments);
   } catch (thrown) {
     await progress.flush();
     if ((stop.aborted || attempt.lost.aborted) && (await wasCancelled(deps, row.id))) {
       // Cancelled: the download has ended, and no other attempt will hold it, so its files go now.
-      await storage.discardWork(row.id);
+      await storage.discardAll(row.id);
       report.cancelled();
       return;
     }
@@ -193,7 +195,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
       throw error;
     }
     if (await attempt.fail(error)) {
-      await storage.discardWork(row.id);
+      await storage.discardAll(row.id);
       report.failed(error);
     }
   }

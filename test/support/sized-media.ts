@@ -65,6 +65,8 @@ const recipes = {
     ],
     minBytes: 16_000_000,
   },
+  // Six parts of an S3 upload (8 MiB each): a worker killed part-way has some of them recorded.
+  'six-parts.mp4': { args: clip('320x240', 3), bytes: 48 * 1024 * 1024 },
 } as const satisfies Record<string, Recipe>;
 
 export type SizedMediaName = keyof typeof recipes;

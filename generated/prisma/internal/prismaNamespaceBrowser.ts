@@ -51,7 +51,9 @@ export const AnyNull = runtime.AnyNull
 
 
 export const ModelName = {
-  Download: 'Download'
+  Download: 'Download',
+  Transfer: 'Transfer',
+  TransferPart: 'TransferPart'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -118,6 +120,31 @@ export const DownloadScalarFieldEnum = {
 } as const
 
 export type DownloadScalarFieldEnum = (typeof DownloadScalarFieldEnum)[keyof typeof DownloadScalarFieldEnum]
+
+
+export const TransferScalarFieldEnum = {
+  downloadId: 'downloadId',
+  uploadId: 'uploadId',
+  key: 'key',
+  url: 'url',
+  totalBytes: 'totalBytes',
+  partBytes: 'partBytes',
+  completed: 'completed',
+  createdAt: 'createdAt'
+} as const
+
+export type TransferScalarFieldEnum = (typeof TransferScalarFieldEnum)[keyof typeof TransferScalarFieldEnum]
+
+
+export const TransferPartScalarFieldEnum = {
+  downloadId: 'downloadId',
+  number: 'number',
+  etag: 'etag',
+  firstByte: 'firstByte',
+  bytes: 'bytes'
+} as const
+
+export type TransferPartScalarFieldEnum = (typeof TransferPartScalarFieldEnum)[keyof typeof TransferPartScalarFieldEnum]
 
 
 export const SortOrder = {

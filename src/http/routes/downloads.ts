@@ -12,14 +12,14 @@ import type { EventStreams } from '../../events/event-streams.ts';
 import { AddressPolicy } from '../../sources/address-policy.ts';
 import type { Metrics } from '../../operations/metrics.ts';
 import type { ApiKeys } from '../auth.ts';
-import type { LocalStorage } from '../../storage/local.ts';
+import type { Storage } from '../../storage/index.ts';
 import { HttpProblem } from '../problem.ts';
 import { sendJson, type RequestBody } from '../typed.ts';
 
 type DownloadRoutesDeps = {
   downloads: DownloadRepository;
   boss: PgBoss;
-  storage: LocalStorage;
+  storage: Storage;
   streams: EventStreams;
   config: Config;
   metrics: Metrics;

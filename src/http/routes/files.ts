@@ -4,7 +4,7 @@ import { servedType } from '../../media/containers.ts';
 import { TokenLookup } from '../../downloads/read.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Config } from '../../config/index.ts';
-import type { LocalStorage } from '../../storage/local.ts';
+import type { Storage } from '../../storage/index.ts';
 import { HttpProblem } from '../problem.ts';
 import { sendStoredFile } from '../send-file.ts';
 
@@ -12,11 +12,16 @@ const FILE_HEADERS = ['Content-Type', 'Content-Disposition', 'ETag', 'Last-Modif
 
 /**
  * GET and HEAD /download/{token}: the file straight from storage in constant memory, with ranges,
- * HEAD and the conditional requests against the ETag and Last-Modified set here. With FILE_OFFLOAD=nginx the service only decides whether the token may
- * have the file, and the nginx in front sends it (sendfile, ranges and conditional requests
- * against its own validators, from the file's time and size).
+ * HEAD and the conditional requests against the ETag and Last-Modified set here. The service may
+ * instead only decide whether the token may have the file and leave the bytes to another: with
+ * FILE_OFFLOAD=nginx the nginx in front (sendfile, ranges and conditional requests against its own
+ * validators, from the file's time and size), with S3_RETRIEVAL=redirect the bucket (a 302 to a
+ * presigned GET).
  */
-export function fileRoutes(deps: { downloads: DownloadRepository; storage: LocalStorage; config: Config }): Router {
+export function fileRoutes(deps: { downloads: DownloadRepository; storage: Storage; config: Config }): Router {
+  const { files } = deps.storage;
+  const { storage } = deps.config;
+  const presignSeconds = storage.kind === 's3' && storage.retrieval === 'redirect' ? storage.presignSeconds : null;
   const router = Router();
   const tokens = new TokenLookup(deps.downloads);
 
@@ -34,15 +39,30 @@ export function fileRoutes(deps: { downloads: DownloadRepository; storage: Local
       'Content-Disposition': attachment(row.fileName ?? 'video'),
       'Cache-Control': 'private, no-transform',
     };
+    if (deps.config.fileOffload === 'nginx' || presignSeconds !== null) {
+      // nginx and the bucket would answer for a file that is gone with an error page of their own.
+      if (!(await files.has(row.id))) throw new HttpProblem(410, 'This file is no longer stored.');
+    }
     if (deps.config.fileOffload === 'nginx') {
-      // nginx would answer for a file that is gone with a 404 page of its own.
-      if ((await deps.storage.size(deps.storage.filePath(row.id))) === null) throw new HttpProblem(410, 'This file is no longer stored.');
       res.set({ ...headers, 'X-Accel-Redirect': `${deps.config.fileOffloadLocation}${row.id}` }).end();
+      return;
+    }
+    // The link dies with the token, or sooner: a presigned URL cannot be taken back.
+    const location =
+      presignSeconds === null
+        ? null
+        : await files.presign(row.id, {
+            contentType: headers['Content-Type'],
+            contentDisposition: headers['Content-Disposition'],
+            expiresAt: new Date(Math.min(row.expiresAt.getTime(), Date.now() + presignSeconds * 1000)),
+          });
+    if (location) {
+      res.set({ 'Cache-Control': 'private, no-store' }).redirect(302, location);
       return;
     }
     res.set({ ...headers, ETag: `"${row.sha256}"`, 'Last-Modified': row.completedAt.toUTCString() });
     try {
-      const sent = await deps.storage.readStored(row.id, async (file) => {
+      const sent = await files.read(row.id, async (file) => {
         await sendStoredFile(req, res, file);
         return true;
       });

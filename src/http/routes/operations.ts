@@ -1,6 +1,7 @@
 import express from 'express';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Metrics } from '../../operations/metrics.ts';
+import type { FileStore } from '../../storage/index.ts';
 import type { ApiKeys } from '../auth.ts';
 import { HttpProblem } from '../problem.ts';
 
@@ -10,9 +11,9 @@ import { HttpProblem } from '../problem.ts';
 /** Longer than this, and the database does not count as answering. */
 const READY_TIMEOUT_MS = 2_000;
 
-type OperationsDeps = { downloads: DownloadRepository; metrics: Metrics; keys: ApiKeys; ytdlpVersion: string | null };
+type OperationsDeps = { downloads: DownloadRepository; files: FileStore; metrics: Metrics; keys: ApiKeys; ytdlpVersion: string | null };
 
-export function operationsRoutes({ downloads, metrics, keys, ytdlpVersion }: OperationsDeps): express.Router {
+export function operationsRoutes({ downloads, files, metrics, keys, ytdlpVersion }: OperationsDeps): express.Router {
   const router = express.Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -29,6 +30,9 @@ export function operationsRoutes({ downloads, metrics, keys, ytdlpVersion }: Ope
     } finally {
       clearTimeout(timer);
     }
+    // A store that cannot take files would have every download fail at its end.
+    const problem = await files.problem();
+    if (problem) throw new HttpProblem(503, `Files cannot be stored: ${problem}.`, { 'Retry-After': '5' });
     res.json({ status: 'ready', yt_dlp: ytdlpVersion });
   });
   router.get('/metrics', keys.require, async (_req, res) => {

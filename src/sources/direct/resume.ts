@@ -1,37 +1,24 @@
-import { readFile, truncate, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { contentLength, discard, requireStatus, type SourceResponse } from '../http.ts';
 import type { SourceContext } from '../types.ts';
 
-// A retry after a reset or a crash continues from the bytes already on disk with a Range request,
-// guarded by If-Range so that a changed file starts over instead of splicing. This decides which
-// response the rest of the file comes from, and where in the file its body starts.
-
-const PARTIAL = 'direct.part';
-/** The URL the partial file comes from, which is not the download's URL when that was a page. */
-const PARTIAL_SOURCE = 'direct.url';
-/** The whole file's length as the answer that started the partial file gave it, when it did. */
-const PARTIAL_LENGTH = 'direct.length';
+// A retry after a reset or a crash continues from the bytes kept so far (ctx.transfer: on this
+// disk, or in a bucket's upload parts) with a Range request, guarded by If-Range so that a changed
+// file starts over instead of splicing. This decides which response the rest of the file comes
+// from, and where in the file its body starts.
 
 export type Resumption = {
   response: SourceResponse;
-  /** Where in the file the body starts: the bytes on disk, or 0 when the file starts over. */
+  /** Where in the file the body starts: the bytes kept, or 0 when the file starts over. */
   from: number;
   /** The whole file's length, when the source says it. */
   total: number | null;
-  /** Every byte is on disk already: the body was let go, and the response tells only the file's type. */
+  /** Every byte is kept already: the body was let go, and the response tells only the file's type. */
   complete: boolean;
 };
 
-/** Where a direct download is written, and where a retry finds what an earlier attempt wrote. */
-export function partialFile(ctx: SourceContext): string {
-  return path.join(ctx.workDir, PARTIAL);
-}
-
-/** The URL an earlier attempt left bytes of, to resume from; null when there are none. */
+/** The URL an earlier attempt kept bytes of, to resume from; null when there are none. */
 export async function resumableDirect(ctx: SourceContext): Promise<string | null> {
-  if (!(await ctx.storage.size(partialFile(ctx)))) return null;
-  return readFile(path.join(ctx.workDir, PARTIAL_SOURCE), 'utf8').catch(() => null);
+  return (await ctx.transfer.held())?.url ?? null;
 }
 
 /**
@@ -40,12 +27,13 @@ export async function resumableDirect(ctx: SourceContext): Promise<string | null
  * nothing to resume.
  */
 export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse): Promise<Resumption> {
-  let have = (await ctx.storage.size(partialFile(ctx))) ?? 0;
+  const held = await ctx.transfer.held();
+  let have = held?.bytes ?? 0;
   if (opened && have > 0) discard(opened);
   let response = opened && have === 0 ? opened : await request(ctx, have);
 
   if (have > 0 && response.status === 416) {
-    // Everything was on disk already (a crash between the last byte and the rename) or the file shrank.
+    // Everything was kept already (a crash between the last byte and the file's completion) or the file shrank.
     const total = totalFromContentRange(response.headers['content-range']);
     discard(response);
     if (total === have && sameVersion(ctx, response)) return { response, from: have, total, complete: true };
@@ -57,7 +45,7 @@ export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse)
     (response.status !== 206 ||
       startOfContentRange(response.headers['content-range']) !== have ||
       !sameVersion(ctx, response) ||
-      !(await sameLength(ctx, totalFromContentRange(response.headers['content-range']))))
+      !sameLength(held?.total ?? null, totalFromContentRange(response.headers['content-range'])))
   ) {
     // The source ignored the range, or the file changed (If-Range, or a source that ignores
     // If-Range but says which version it sent): start again from zero.
@@ -73,22 +61,19 @@ export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse)
   return { response, from: have, total, complete: false };
 }
 
-/** Empties the partial file and remembers what a later attempt resumes from: this URL, this version of its file, this length. */
+/** Drops what is kept and remembers what a later attempt resumes from: this URL, this version of its file, this length. */
 async function startOver(ctx: SourceContext, response: SourceResponse, total: number | null): Promise<void> {
-  await truncate(partialFile(ctx)).catch(() => {});
-  await writeFile(path.join(ctx.workDir, PARTIAL_SOURCE), ctx.url);
-  await writeFile(path.join(ctx.workDir, PARTIAL_LENGTH), total === null ? '' : String(total));
+  await ctx.transfer.begin(ctx.url, total);
   await ctx.rememberValidator(resumeValidator(response.headers));
 }
 
 /**
- * Whether a resumed range is of a file as long as the one the bytes on disk began: a source may
- * keep its validator while the file changes (or lie about it), and a file of another length is
- * another file, whatever its validator says.
+ * Whether a resumed range is of a file as long as the one the kept bytes began: a source may keep
+ * its validator while the file changes (or lie about it), and a file of another length is another
+ * file, whatever its validator says.
  */
-async function sameLength(ctx: SourceContext, total: number | null): Promise<boolean> {
-  const recorded = await readFile(path.join(ctx.workDir, PARTIAL_LENGTH), 'utf8').catch(() => '');
-  return recorded === '' || total === null || Number(recorded) === total;
+function sameLength(recorded: number | null, total: number | null): boolean {
+  return recorded === null || total === null || recorded === total;
 }
 
 function request(ctx: SourceContext, from: number): Promise<SourceResponse> {

@@ -1,28 +1,24 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../core/errors.ts';
-import { hashOfFile } from '../../storage/hash.ts';
 import { ByteMeter, tooLarge } from '../byte-meter.ts';
 import { discard, requireWholeBody, transportError } from '../http.ts';
 import type { SourceContext } from '../types.ts';
 import type { Resumption } from './resume.ts';
 
-// The body streams to disk, never whole in memory, through the meter (progress, and MAX_FILE_BYTES
-// held against every byte) and through sha256, so that the file is hashed by the time it is whole.
+// The body streams into the transfer (to disk, and to the bucket with S3), never whole in memory,
+// through the meter (progress, and MAX_FILE_BYTES held against every byte) and, when the file
+// starts here, through sha256, so that it is hashed by the time it is whole.
 
-// Fewer, larger writes: the default 16 KiB makes the disk side the bottleneck of a fast source.
-const WRITE_BUFFER_BYTES = 1024 * 1024;
-
-/** Writes the response's body into `file` after its first `from` bytes: the file's size and sha256 once it is whole. */
-export async function streamToDisk(ctx: SourceContext, file: string, { response, from, total }: Resumption): Promise<{ sizeBytes: number; sha256: string }> {
+/** Writes the response's body into the transfer after its first `from` bytes: the file's size, and its sha256 when it started at 0. */
+export async function streamToDisk(ctx: SourceContext, { response, from, total }: Resumption): Promise<{ sizeBytes: number; sha256: string | null }> {
   if (total !== null && total > ctx.maxFileBytes) {
     discard(response);
     throw tooLarge(ctx.maxFileBytes, total);
   }
-  // A resumed file's hash first catches up on the bytes already on disk.
-  const hash = from > 0 ? await hashOfFile(file) : createHash('sha256');
+  // Bytes kept by an earlier attempt may be on another machine: a resumed file is hashed once whole.
+  const hash = from > 0 ? null : createHash('sha256');
   const meter = new ByteMeter(ctx, total, from);
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -38,15 +34,15 @@ export async function streamToDisk(ctx: SourceContext, file: string, { response,
         done(error as Error);
         return;
       }
-      hash.update(chunk);
+      hash?.update(chunk);
       done(null, chunk);
     },
   });
   try {
-    await pipeline(response.body, counted, createWriteStream(file, { flags: from > 0 ? 'a' : 'w', highWaterMark: WRITE_BUFFER_BYTES }), { signal: ctx.signal });
+    await pipeline(response.body, counted, ctx.transfer.writer(from), { signal: ctx.signal });
   } catch (error) {
     throw transportError(error, ctx.signal);
   }
   requireWholeBody(response, meter.bytes, total);
-  return { sizeBytes: meter.bytes, sha256: hash.digest('hex') };
+  return { sizeBytes: meter.bytes, sha256: hash?.digest('hex') ?? null };
 }

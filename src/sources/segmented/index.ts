@@ -1,3 +1,4 @@
+import { sizeOf } from '../../storage/work-folders.ts';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -49,7 +50,7 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
 
   const total = knownSize(tracks.flatMap((track) => track.pieces));
   if (total !== null && total > ctx.maxFileBytes) throw tooLarge(ctx.maxFileBytes, total);
-  const todo = await unfinished(tracks, ctx.storage);
+  const todo = await unfinished(tracks);
   const meter = new ByteMeter(ctx, total, todo.doneBytes);
   const keys = new KeyCache(ctx.http);
   const pool = { concurrency: options.concurrency ?? 8, signal: ctx.signal };
@@ -71,7 +72,7 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
     hedger,
   );
   for (const track of tracks) {
-    if ((await ctx.storage.size(track.file)) === null) await joinTrack(track, ctx.signal);
+    if ((await sizeOf(track.file)) === null) await joinTrack(track, ctx.signal);
   }
 
   await ctx.processing();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { LocalStorage } from '../../storage/local.ts';
+import { sizeOf } from '../../storage/work-folders.ts';
 import type { ByteRange, MediaPlan, SegmentKey, Track } from '../types.ts';
 
 // Where each part of a plan lives on disk. A piece's file name carries a digest of what it was
@@ -47,17 +47,17 @@ export function knownSize(pieces: Piece[]): number | null {
  * What an earlier attempt left finished (a joined track, or single pieces): the pieces still to
  * fetch, and how many bytes of the plan are done, counted like the download counts them.
  */
-export async function unfinished(tracks: TrackLayout[], storage: LocalStorage): Promise<{ pieces: Piece[]; doneBytes: number }> {
+export async function unfinished(tracks: TrackLayout[]): Promise<{ pieces: Piece[]; doneBytes: number }> {
   const pieces: Piece[] = [];
   let doneBytes = 0;
   for (const track of tracks) {
-    const joined = await storage.size(track.file);
+    const joined = await sizeOf(track.file);
     if (joined !== null) {
       doneBytes += knownSize(track.pieces) ?? joined;
       continue;
     }
     for (const piece of track.pieces) {
-      const size = await storage.size(piece.file);
+      const size = await sizeOf(piece.file);
       if (size === null) pieces.push(piece);
       else doneBytes += piece.byteRange?.length ?? size;
     }

@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
-import type { Response } from 'express';
+import type { Writable } from 'node:stream';
 
-// The bytes of a stored file into a response, read in 1 MiB pieces, the next one while the last
+// The bytes of a stored file into a response (or any stream), read in 1 MiB pieces, the next one while the last
 // one is on its way, into buffers that are used again once the socket has taken them. A stream
 // allocates a new buffer for each read, and under a load of 1 MiB ranges the garbage collector
 // spent a tenth of the service's time on them.
@@ -14,8 +14,8 @@ const spare: Buffer[] = [];
 
 type Piece = { buffer: Buffer; bytes: number; position: number };
 
-/** Writes bytes `start` to `end` (inclusive) of the file, then ends the response; stops when the client goes away. */
-export async function writeBytes(res: Response, handle: FileHandle, start: number, end: number): Promise<void> {
+/** Writes bytes `start` to `end` (inclusive) of the file, then ends the stream; stops when the client goes away. */
+export async function writeBytes(res: Writable, handle: FileHandle, start: number, end: number): Promise<void> {
   let pending: Promise<Piece> | null = readPiece(handle, start, end);
   try {
     while (pending && !res.destroyed) {
@@ -50,7 +50,7 @@ function keep(buffer: Buffer): void {
   if (spare.length < SPARE_BUFFERS) spare.push(buffer);
 }
 
-function drainedOrClosed(res: Response): Promise<void> {
+function drainedOrClosed(res: Writable): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done).off('close', done);

@@ -1,0 +1,77 @@
+import os from 'node:os';
+import path from 'node:path';
+import type { Config } from '../config/index.ts';
+import type { Prisma } from '../db/prisma.ts';
+import { LocalStore } from './local/local-store.ts';
+import { LocalTransfers } from './local/local-transfers.ts';
+import { Bucket } from './s3/bucket.ts';
+import { CompletedTransfers } from './s3/completed-transfers.ts';
+import { S3Store } from './s3/s3-store.ts';
+import { S3Transfers } from './s3/s3-transfers.ts';
+import { TransferRecords } from './s3/transfer-records.ts';
+import type { FileStore } from './store.ts';
+import type { Transfers } from './transfer.ts';
+import { WorkFolders } from './work-folders.ts';
+
+export type { FileStore, StoredFile } from './store.ts';
+export type { Transfer } from './transfer.ts';
+
+/** Where a download's bytes are at each stage: its working folder, its kept direct transfer, its finished file. */
+export type Storage = {
+  files: FileStore;
+  work: WorkFolders;
+  transfers: Transfers;
+  /** Drops what a download has on the way to its file (working folder, kept transfer); its file, if any, stays. */
+  discardWork(id: string): Promise<void>;
+  /** Drops everything of a download that ends without a file: its work, and any object a transfer completed. */
+  discardAll(id: string): Promise<void>;
+  /** Ids that have work somewhere: a working folder here, or a transfer kept for any machine. */
+  workIds(): Promise<string[]>;
+  close(): void;
+};
+
+type Parts = { files: FileStore; transfers: Transfers; workRoot: string };
+
+/** Every kind of store, by the name STORAGE gives it. */
+const STORES: Record<Config['storage']['kind'], (config: Config, prisma: Prisma) => Promise<Parts>> = {
+  local: async (config) => {
+    const files = new LocalStore(config.dataDir);
+    await files.init();
+    return { files, transfers: new LocalTransfers(), workRoot: path.join(config.dataDir, 'partial') };
+  },
+  s3: (config, prisma) => {
+    if (config.storage.kind !== 's3') throw new Error('not S3 settings');
+    const bucket = new Bucket(config.storage);
+    const completed = new CompletedTransfers();
+    return Promise.resolve({
+      files: new S3Store(bucket, completed),
+      transfers: new S3Transfers(bucket, new TransferRecords(prisma), completed, config.maxFileBytes),
+      // Scratch on this machine only, while it works: nothing is shared through it.
+      workRoot: path.join(os.tmpdir(), 'vds-work'),
+    });
+  },
+};
+
+export async function openStorage(config: Config, prisma: Prisma): Promise<Storage> {
+  const { files, transfers, workRoot } = await STORES[config.storage.kind](config, prisma);
+  const work = new WorkFolders(workRoot);
+  await work.init();
+  const discardWork = async (id: string) => {
+    await work.discard(id);
+    await transfers.discard(id);
+  };
+  return {
+    files,
+    work,
+    transfers,
+    discardWork,
+    async discardAll(id) {
+      await discardWork(id);
+      await files.remove(id);
+    },
+    async workIds() {
+      return [...new Set([...(await work.ids()), ...(await transfers.ids())])];
+    },
+    close: () => files.close(),
+  };
+}

@@ -1,0 +1,112 @@
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import type { Readable, Writable } from 'node:stream';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { FileStore, PresignRequest, StoredFile } from '../store.ts';
+import { bucketFailure, isMissing, reasonOf, type Bucket } from './bucket.ts';
+import type { CompletedTransfers } from './completed-transfers.ts';
+
+// Finished files as objects of a bucket, and only there: a worker uploads a file from its working
+// folder and lets go of the local copy. Readers go through the bucket (a ranged GET per request), or
+// are sent to it with a presigned GET.
+
+// The bytes in memory per upload are PART_BYTES times QUEUE_SIZE.
+const PART_BYTES = 8 * 1024 * 1024;
+const QUEUE_SIZE = 2;
+const READY_TIMEOUT_MS = 2_000;
+
+export class S3Store implements FileStore {
+  readonly kind = 's3';
+
+  constructor(
+    private readonly bucket: Bucket,
+    private readonly completed: CompletedTransfers,
+  ) {}
+
+  async put(id: string, file: string, contentType: string): Promise<void> {
+    if (!(await this.completed.isStored(id, file))) {
+      const upload = new Upload({
+        client: this.bucket.client,
+        params: { Bucket: this.bucket.name, Key: this.bucket.keyOf(id), Body: createReadStream(file), ContentType: contentType },
+        partSize: PART_BYTES,
+        queueSize: QUEUE_SIZE,
+      });
+      await upload.done().catch((error: unknown) => {
+        throw bucketFailure(this.bucket, 'take the finished file', error);
+      });
+    }
+    await rm(file, { force: true });
+  }
+
+  async read<T>(id: string, use: (file: StoredFile) => Promise<T>): Promise<T | null> {
+    const size = await this.sizeOf(id);
+    if (size === null) return null;
+    return use({ size, sendTo: (out, start, end) => this.sendRange(id, out, start, end) });
+  }
+
+  async has(id: string): Promise<boolean> {
+    return (await this.sizeOf(id)) !== null;
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.bucket.client.send(new DeleteObjectCommand({ Bucket: this.bucket.name, Key: this.bucket.keyOf(id) })).catch((error: unknown) => {
+      if (!isMissing(error)) throw bucketFailure(this.bucket, 'remove a file', error);
+    });
+  }
+
+  async presign(id: string, request: PresignRequest): Promise<string> {
+    const seconds = Math.floor((request.expiresAt.getTime() - Date.now()) / 1000);
+    const command = new GetObjectCommand({
+      Bucket: this.bucket.name,
+      Key: this.bucket.keyOf(id),
+      ResponseContentDisposition: request.contentDisposition,
+      ResponseContentType: request.contentType,
+    });
+    return getSignedUrl(this.bucket.client, command, { expiresIn: Math.max(1, seconds) });
+  }
+
+  async problem(): Promise<string | null> {
+    try {
+      await this.bucket.client.send(new HeadBucketCommand({ Bucket: this.bucket.name }), { abortSignal: AbortSignal.timeout(READY_TIMEOUT_MS) });
+      return null;
+    } catch (error) {
+      return `the S3 bucket ${this.bucket.name} cannot be used (${reasonOf(error)})`;
+    }
+  }
+
+  close(): void {
+    this.bucket.close();
+  }
+
+  private async sizeOf(id: string): Promise<number | null> {
+    try {
+      const head = await this.bucket.client.send(new HeadObjectCommand({ Bucket: this.bucket.name, Key: this.bucket.keyOf(id) }));
+      return head.ContentLength ?? 0;
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw bucketFailure(this.bucket, 'find a file', error);
+    }
+  }
+
+  private async sendRange(id: string, out: Writable, start: number, end: number): Promise<void> {
+    const abort = new AbortController();
+    const gone = () => abort.abort();
+    out.once('close', gone);
+    try {
+      const object = await this.bucket.client.send(
+        new GetObjectCommand({ Bucket: this.bucket.name, Key: this.bucket.keyOf(id), Range: `bytes=${start}-${end}` }),
+        { abortSignal: abort.signal },
+      );
+      await pipeline(object.Body as Readable, out);
+    } catch (error) {
+      // A client that went away is no failure of the store.
+      if (out.destroyed || abort.signal.aborted) return;
+      throw bucketFailure(this.bucket, 'send a file', error);
+    } finally {
+      out.off('close', gone);
+    }
+  }
+}

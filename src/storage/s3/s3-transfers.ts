@@ -1,0 +1,196 @@
+import { createWriteStream } from 'node:fs';
+import { appendFile, truncate, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { DownloadError } from '../../core/errors.ts';
+import type { HeldTransfer, Transfer, Transfers } from '../transfer.ts';
+import { bucketFailure, isMissing, type Bucket } from './bucket.ts';
+import type { CompletedTransfers } from './completed-transfers.ts';
+import { partWriter } from './part-writer.ts';
+import type { TransferRecord, TransferRecords } from './transfer-records.ts';
+
+// With S3 a direct file streams into a multipart upload at its finished file's key, each completed
+// part recorded in PostgreSQL (transfer-records.ts). A worker on any machine resumes it from the
+// end of the last completed part; once the upload completes, the bytes it never had are read back
+// from the object, so that ffmpeg has the whole file on its local disk.
+
+const MIN_PART_BYTES = 8 * 1024 * 1024;
+/** S3's limit of parts per upload. */
+const MAX_PARTS = 10_000;
+const LOCAL_FILE = 'direct.part';
+
+export class S3Transfers implements Transfers {
+  constructor(
+    private readonly bucket: Bucket,
+    private readonly records: TransferRecords,
+    private readonly completed: CompletedTransfers,
+    private readonly maxFileBytes: number,
+  ) {}
+
+  open(id: string, folder: string): Transfer {
+    const partBytes = Math.max(MIN_PART_BYTES, Math.ceil(this.maxFileBytes / MAX_PARTS));
+    return new S3Transfer(id, path.join(folder, LOCAL_FILE), partBytes, this.bucket, this.records, this.completed);
+  }
+
+  async discard(id: string): Promise<void> {
+    this.completed.forget(id);
+    const record = await this.records.find(id);
+    if (!record) return;
+    // A completed upload is the download's file (or nothing once it is removed): only an unfinished one is aborted.
+    if (!record.completed && !(await abortUpload(this.bucket, record))) return;
+    await this.records.remove(id);
+  }
+
+  ids(): Promise<string[]> {
+    return this.records.ids();
+  }
+}
+
+/**
+ * Aborts an unfinished upload, so that its parts stop taking room in the bucket: true once it is
+ * gone, or the store says it cannot be (s3rver has no AbortMultipartUpload; a lifecycle rule of
+ * the bucket is the backstop, README), false when it may be tried again later.
+ */
+async function abortUpload(bucket: Bucket, record: TransferRecord): Promise<boolean> {
+  try {
+    await bucket.client.send(new AbortMultipartUploadCommand({ Bucket: bucket.name, Key: record.key, UploadId: record.uploadId }));
+    return true;
+  } catch (error) {
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    return isMissing(error) || status === 405 || status === 501;
+  }
+}
+
+class S3Transfer implements Transfer {
+  /** The bytes an earlier attempt kept in the bucket, which this machine's file may not hold. */
+  private kept = 0;
+  private nextPart = 1;
+  /** The upload the bytes go to, once held() or begin() knows it. */
+  private upload: { uploadId: string; key: string } | null = null;
+
+  constructor(
+    private readonly id: string,
+    readonly file: string,
+    private readonly partBytes: number,
+    private readonly bucket: Bucket,
+    private readonly records: TransferRecords,
+    private readonly completed: CompletedTransfers,
+  ) {}
+
+  async held(): Promise<HeldTransfer | null> {
+    const record = await this.records.find(this.id);
+    this.kept = 0;
+    this.nextPart = 1;
+    this.upload = record && !record.completed ? { uploadId: record.uploadId, key: record.key } : null;
+    if (!record) return null;
+    // An upload completed into an object that is gone since (removed by hand, say) holds nothing.
+    if (record.completed && !(await this.holds(record))) return null;
+    let bytes = 0;
+    for (const part of record.parts) {
+      // Parts past a gap (one that did not finish while the next did) are uploaded again.
+      if (part.number !== this.nextPart || part.firstByte !== bytes) {
+        await this.records.dropPartsFrom(this.id, this.nextPart);
+        break;
+      }
+      bytes += part.bytes;
+      this.nextPart++;
+    }
+    if (bytes === 0) return null;
+    this.kept = bytes;
+    return { url: record.url, total: record.total, bytes };
+  }
+
+  async begin(url: string, total: number | null): Promise<void> {
+    const earlier = await this.records.find(this.id);
+    if (earlier && !earlier.completed) await abortUpload(this.bucket, earlier);
+    const key = this.bucket.keyOf(this.id);
+    const created = await this.bucket.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket.name, Key: key })).catch((error: unknown) => {
+      throw bucketFailure(this.bucket, 'start an upload', error);
+    });
+    this.upload = { uploadId: created.UploadId!, key };
+    await this.records.begin(this.id, { ...this.upload, url, total, partBytes: this.partBytes });
+    await writeFile(this.file, '');
+    this.kept = 0;
+    this.nextPart = 1;
+  }
+
+  writer(from: number): Writable {
+    const upload = this.upload;
+    if (!upload) throw new DownloadError('internal_error', 'No upload was started for this file.', true);
+    return partWriter({
+      file: this.file,
+      from,
+      firstPart: this.nextPart,
+      partBytes: this.partBytes,
+      sink: {
+        upload: async ({ number, firstByte, bytes, body }) => {
+          const { uploadId, key } = upload;
+          const sent = await this.bucket.client
+            .send(
+              new UploadPartCommand({ Bucket: this.bucket.name, Key: key, UploadId: uploadId, PartNumber: number, Body: body as Readable, ContentLength: bytes }),
+            )
+            .catch((error: unknown) => {
+              throw bucketFailure(this.bucket, `take part ${number} of a file`, error);
+            });
+          if (!(await this.records.addPart(this.id, uploadId, { number, etag: sent.ETag!, firstByte, bytes }))) {
+            throw new DownloadError('internal_error', 'Another attempt started this file over while this one was uploading it.', true);
+          }
+        },
+      },
+    });
+  }
+
+  async finish(): Promise<void> {
+    const record = await this.records.find(this.id);
+    if (!record) throw new DownloadError('internal_error', 'The record of this upload is gone.', true);
+    if (!record.completed) {
+      await this.bucket.client
+        .send(
+          new CompleteMultipartUploadCommand({
+            Bucket: this.bucket.name,
+            Key: record.key,
+            UploadId: record.uploadId,
+            MultipartUpload: { Parts: record.parts.map((part) => ({ PartNumber: part.number, ETag: part.etag })) },
+          }),
+        )
+        .catch(async (error: unknown) => {
+          // Completed already by an attempt that stopped before it could record so.
+          if (!isMissing(error) || !(await this.holds(record))) throw bucketFailure(this.bucket, 'complete an upload', error);
+        });
+      await this.records.markCompleted(this.id, record.uploadId);
+    }
+    if (this.kept > 0) await this.readBack(record.key, this.kept);
+    await truncate(this.file, sizeOf(record));
+    await this.completed.remember(this.id, this.file);
+  }
+
+  /** Whether the object is there with every byte of the record's parts. */
+  private async holds(record: TransferRecord): Promise<boolean> {
+    const head = await this.bucket.client.send(new HeadObjectCommand({ Bucket: this.bucket.name, Key: record.key })).catch(() => null);
+    return head?.ContentLength === sizeOf(record);
+  }
+
+  /** Writes the object's first `bytes` into the local file, which lacks them (they were kept elsewhere). */
+  private async readBack(key: string, bytes: number): Promise<void> {
+    try {
+      await appendFile(this.file, '');
+      const object = await this.bucket.client.send(new GetObjectCommand({ Bucket: this.bucket.name, Key: key, Range: `bytes=0-${bytes - 1}` }));
+      await pipeline(object.Body as Readable, createWriteStream(this.file, { flags: 'r+', start: 0 }));
+    } catch (error) {
+      throw bucketFailure(this.bucket, 'give back the bytes kept of a file', error);
+    }
+  }
+}
+
+function sizeOf(record: TransferRecord): number {
+  return record.parts.reduce((sum, part) => sum + part.bytes, 0);
+}

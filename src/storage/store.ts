@@ -1,0 +1,33 @@
+import type { Writable } from 'node:stream';
+
+// The seam between the service and where finished files live. Everything above it (the worker,
+// the file link, DELETE, the retention sweep) speaks of a download's file by its id; the local
+// directory and an S3 bucket are the two implementations, chosen at start (storage/index.ts).
+
+/** One stored file, open for reading. */
+export interface StoredFile {
+  readonly size: number;
+  /** Writes bytes `start` to `end` (inclusive) into `out`, then ends it; stops early when `out` is destroyed. */
+  sendTo(out: Writable, start: number, end: number): Promise<void>;
+}
+
+/** What a link to the file itself (presigned) carries: the type and attachment name the download gives it, and its life. */
+export type PresignRequest = { contentType: string; contentDisposition: string; expiresAt: Date };
+
+export interface FileStore {
+  /** `local` or `s3`: for logs and /readyz. */
+  readonly kind: string;
+  /** Puts the finished local `file` in the store as the file of `id`; the local file is gone after. */
+  put(id: string, file: string, contentType: string): Promise<void>;
+  /** Runs `use` with the file of `id` open; null, without calling it, when there is none. */
+  read<T>(id: string, use: (file: StoredFile) => Promise<T>): Promise<T | null>;
+  /** Whether the file of `id` is there. */
+  has(id: string): Promise<boolean>;
+  /** Removes the file of `id`; nothing when there is none. */
+  remove(id: string): Promise<void>;
+  /** A URL that serves the file of `id` without this service, until `expiresAt` at most; null when the store has none. */
+  presign(id: string, request: PresignRequest): Promise<string | null>;
+  /** Null when the store can be used; otherwise why not, for /readyz. */
+  problem(): Promise<string | null>;
+  close(): void;
+}
