@@ -95,6 +95,12 @@ export interface paths {
          *     answered 304 also when the request carries `Cache-Control: no-cache` or `Pragma: no-cache`,
          *     as fetch()-based clients add to every conditional request (RFC 9110 has the origin evaluate
          *     the condition regardless).
+         *
+         *     With `STORAGE=s3` and `S3_RETRIEVAL=redirect` the server answers `302` instead, to a
+         *     presigned GET of the bucket's object that carries the same `Content-Type` and
+         *     `Content-Disposition` and expires with the token or within `S3_PRESIGN_SECONDS`, whichever
+         *     comes first; the bucket then answers ranges and conditional requests itself. Clients that
+         *     follow redirects (browsers, `fetch`, `curl -L`) need nothing else.
          */
         get: operations["getFile"];
         put?: never;
@@ -199,8 +205,9 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description 200 when the database answers (within 2 seconds) with its migrations applied; 503 otherwise,
-         *     so that a load balancer sends requests elsewhere. Needs no key and counts against no limit.
+         * @description 200 when the database answers (within 2 seconds) with its migrations applied and, with
+         *     `STORAGE=s3`, the bucket answers too; 503 otherwise, with the reason, so that a load
+         *     balancer sends requests elsewhere. Needs no key and counts against no limit.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -616,6 +623,15 @@ export interface components {
                  */
                 "application/problem+json": components["schemas"]["Problem"];
             };
+        };
+        /** @description With `S3_RETRIEVAL=redirect`, the file is fetched from the bucket at `Location` (no body). */
+        ToBucket: {
+            headers: {
+                /** @description A presigned GET of the file's object, valid until the token expires at the latest. */
+                Location?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
         };
         /** @description The client's copy (`If-None-Match`) is current. */
         NotModified: {
@@ -1038,6 +1054,7 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
+            302: components["responses"]["ToBucket"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["TokenNotFound"];
@@ -1097,6 +1114,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            302: components["responses"]["ToBucket"];
             304: components["responses"]["NotModified"];
             /** @description The token is malformed (no body, as for any HEAD). */
             400: {

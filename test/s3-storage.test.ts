@@ -205,7 +205,7 @@ describe('a bucket that cannot be used', () => {
   test('when the bucket does not exist, then /readyz answers 503 with the reason', async () => {
     const res = await broken.http.request('GET', '/readyz', '/readyz');
     expect(res.status).toBe(503);
-    expect(bodyJson<{ detail: string }>(res).detail).toMatch(/no-such-bucket.*NoSuchBucket/);
+    expect(bodyJson<{ detail: string }>(res).detail).toMatch(/S3 bucket no-such-bucket cannot be used: it does not exist/);
   });
 
   test('when a download cannot put its file, then it fails with an error naming the bucket, and nothing says completed', async () => {

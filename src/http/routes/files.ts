@@ -57,7 +57,7 @@ export function fileRoutes(deps: { downloads: DownloadRepository; storage: Stora
             expiresAt: new Date(Math.min(row.expiresAt.getTime(), Date.now() + presignSeconds * 1000)),
           });
     if (location) {
-      res.set({ 'Cache-Control': 'private, no-store' }).redirect(302, location);
+      res.status(302).set({ Location: location, 'Cache-Control': 'private, no-store' }).end();
       return;
     }
     res.set({ ...headers, ETag: `"${row.sha256}"`, 'Last-Modified': row.completedAt.toUTCString() });

@@ -73,7 +73,10 @@ export class S3Store implements FileStore {
       await this.bucket.client.send(new HeadBucketCommand({ Bucket: this.bucket.name }), { abortSignal: AbortSignal.timeout(READY_TIMEOUT_MS) });
       return null;
     } catch (error) {
-      return `the S3 bucket ${this.bucket.name} cannot be used (${reasonOf(error)})`;
+      // A HEAD answer has no body, so S3 cannot say more than its status.
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      const reason = status === 404 ? 'it does not exist (HTTP 404)' : status === 403 ? 'access is denied (HTTP 403)' : reasonOf(error);
+      return `the S3 bucket ${this.bucket.name} cannot be used: ${reason}`;
     }
   }
 
@@ -100,7 +103,7 @@ export class S3Store implements FileStore {
         new GetObjectCommand({ Bucket: this.bucket.name, Key: this.bucket.keyOf(id), Range: `bytes=${start}-${end}` }),
         { abortSignal: abort.signal },
       );
-      await pipeline(object.Body as Readable, out);
+      await pipeline(object.Body as Readable, exactly(end - start + 1), out);
     } catch (error) {
       // A client that went away is no failure of the store.
       if (out.destroyed || abort.signal.aborted) return;
@@ -109,4 +112,24 @@ export class S3Store implements FileStore {
       out.off('close', gone);
     }
   }
+}
+
+/**
+ * Exactly `bytes` bytes of the store's answer: a store that sends more than the range asked for
+ * (s3rver sends the whole object for `bytes=0-0`) must not put them after the response's end, and
+ * one that sends fewer fails the response rather than ending it short.
+ */
+function exactly(bytes: number) {
+  return async function* (chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    let left = bytes;
+    for await (const chunk of chunks) {
+      if (chunk.length >= left) {
+        yield chunk.subarray(0, left);
+        return;
+      }
+      left -= chunk.length;
+      yield chunk;
+    }
+    if (left > 0) throw new Error(`the store sent ${bytes - left} of the ${bytes} bytes asked for`);
+  };
 }
