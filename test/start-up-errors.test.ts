@@ -129,6 +129,21 @@ test('when YTDLP_PATH names no yt-dlp, then the service exits 1 with one line th
   }
 });
 
+test('when STORAGE=s3 comes without S3_BUCKET, then the service exits 1 with one line that names S3_BUCKET, before it touches anything', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-start-'));
+  try {
+    const dataDir = path.join(dir, 'data');
+    const { code, output } = await failedStart({ DATA_DIR: dataDir, STORAGE: 's3' });
+    expect(code).toBe('1');
+    expect(output.trim().split('\n')).toEqual([
+      'The service did not start: invalid configuration: S3_BUCKET: must be set with STORAGE=s3 (README, "Configuration").',
+    ]);
+    await expect(stat(dataDir)).rejects.toThrow(/ENOENT/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 const asRoot = process.getuid?.() === 0;
 if (!asRoot)
   console.log('start-up-errors.test.ts: skipped the embedded PostgreSQL permission tests: they need root, where PostgreSQL runs as the `postgres` user');
