@@ -112,8 +112,9 @@ test('when a direct file is refused after its transfer (not media), then the obj
   const created = await app.http.createDownload({ url: source.content('/noise.mp4', noise) });
   const failed = await app.waitForStatus((created.body as Download).id, ['failed']);
   expect(failed.error!.code).toBe('unsupported_source');
-  expect(await s3.objectSize(failed.id)).toBeNull();
-  expect(await transferRows(failed.id)).toBe(0);
+  // Removed just after the status changes.
+  await waitFor('the object to go', async () => (await s3.objectSize(failed.id)) === null);
+  await waitFor('the transfer record to go', async () => (await transferRows(failed.id)) === 0);
 });
 
 describe('with S3_RETRIEVAL=redirect', () => {

@@ -46,8 +46,9 @@ const STORES: Record<Config['storage']['kind'], (config: Config, prisma: Prisma)
     return Promise.resolve({
       files: new S3Store(bucket, completed),
       transfers: new S3Transfers(bucket, new TransferRecords(prisma), completed, config.maxFileBytes),
-      // Scratch on this machine only, while it works: nothing is shared through it.
-      workRoot: path.join(os.tmpdir(), 'vds-work'),
+      // Scratch on this machine only, while it works: nothing is shared through it. Named for the
+      // bucket, so that services of other buckets on this machine never sweep each other's folders.
+      workRoot: path.join(os.tmpdir(), `vds-work-${bucket.identity()}`),
     });
   },
 };

@@ -4,9 +4,11 @@ import type { DownloadRepository } from '../downloads/repository.ts';
 import { ensureQueue } from '../queue/index.ts';
 import type { Storage } from '../storage/index.ts';
 
-// A pg-boss schedule sweeps every minute (one worker of the cluster takes each run): files live
-// FILE_TTL_SECONDS, so what is due becomes `expired` (its token then answers 410) and its file goes;
-// and a download whose job pg-boss no longer holds would wait for ever, so it fails.
+// A pg-boss schedule sweeps every minute (one worker of the cluster takes each run), and every
+// worker sweeps as it starts: files live FILE_TTL_SECONDS, so what is due becomes `expired` (its
+// token then answers 410) and its file goes; a download whose job pg-boss no longer holds would
+// wait for ever, so it fails; and work left by downloads that no longer run goes (a working folder
+// on this machine, an S3 upload of any machine's, which is aborted).
 
 export const EXPIRE_QUEUE = 'expire-downloads';
 
@@ -22,9 +24,10 @@ async function sweep(deps: RetentionDeps): Promise<void> {
   await Promise.all(expired.map((id) => deps.storage.files.remove(id)));
   const lost = await deps.downloads.failWithoutJob(jobLost);
   await Promise.all(lost.map((id) => deps.storage.discardAll(id)));
+  await removeOrphanedWork(deps);
 }
 
-/** Working directories left by downloads that are no longer running: deleted rows, or ended ones. */
+/** Work left by downloads that are no longer running: deleted rows, or ended ones. */
 async function removeOrphanedWork(deps: RetentionDeps): Promise<void> {
   const ids = await deps.storage.workIds();
   const active = await deps.downloads.activeAmong(ids.filter((id) => /^[0-9a-f-]{36}$/.test(id)));
@@ -32,7 +35,6 @@ async function removeOrphanedWork(deps: RetentionDeps): Promise<void> {
 }
 
 export async function startRetention(boss: PgBoss, deps: RetentionDeps): Promise<void> {
-  await removeOrphanedWork(deps);
   await sweep(deps);
   await ensureQueue(boss, EXPIRE_QUEUE, { retryLimit: 0 });
   await boss.schedule(EXPIRE_QUEUE, '* * * * *');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { StorageSettings } from '../../config/index.ts';
 import { DownloadError } from '../../core/errors.ts';
@@ -9,10 +10,12 @@ export class Bucket {
   readonly client: S3Client;
   readonly name: string;
   private readonly prefix: string;
+  private readonly endpoint: string | undefined;
 
   constructor(settings: S3Settings) {
     this.name = settings.bucket;
     this.prefix = settings.prefix;
+    this.endpoint = settings.endpoint;
     this.client = new S3Client({
       region: settings.region,
       endpoint: settings.endpoint,
@@ -22,6 +25,11 @@ export class Bucket {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
+  }
+
+  /** A short name for where files go (endpoint, bucket, prefix): the same for every process of one deployment. */
+  identity(): string {
+    return createHash('sha256').update(JSON.stringify([this.endpoint ?? '', this.name, this.prefix])).digest('hex').slice(0, 12);
   }
 
   /** The object key of a download's file. */

@@ -80,7 +80,8 @@ class S3Transfer implements Transfer {
   constructor(
     private readonly id: string,
     readonly file: string,
-    private readonly partBytes: number,
+    /** The size of new uploads' parts; a resumed one keeps its own (R2, for one, wants every part but the last alike). */
+    private partBytes: number,
     private readonly bucket: Bucket,
     private readonly records: TransferRecords,
     private readonly completed: CompletedTransfers,
@@ -92,6 +93,7 @@ class S3Transfer implements Transfer {
     this.nextPart = 1;
     this.upload = record && !record.completed ? { uploadId: record.uploadId, key: record.key } : null;
     if (!record) return null;
+    this.partBytes = record.partBytes;
     // An upload completed into an object that is gone since (removed by hand, say) holds nothing.
     if (record.completed && !(await this.holds(record))) return null;
     let bytes = 0;
