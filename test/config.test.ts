@@ -74,7 +74,14 @@ describe('configuration', () => {
       presignSeconds: 300,
     });
     expect(
-      loadConfig({ STORAGE: 's3', S3_BUCKET: 'videos', S3_PREFIX: 'vds/', S3_ENDPOINT: 'http://minio:9000', S3_FORCE_PATH_STYLE: 'true', S3_RETRIEVAL: 'redirect' }).storage,
+      loadConfig({
+        STORAGE: 's3',
+        S3_BUCKET: 'videos',
+        S3_PREFIX: 'vds/',
+        S3_ENDPOINT: 'http://minio:9000',
+        S3_FORCE_PATH_STYLE: 'true',
+        S3_RETRIEVAL: 'redirect',
+      }).storage,
     ).toMatchObject({ prefix: 'vds/', endpoint: 'http://minio:9000', forcePathStyle: true, retrieval: 'redirect' });
     expect(loadConfig({}).storage).toEqual({ kind: 'local' });
   });

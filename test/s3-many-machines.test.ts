@@ -96,6 +96,9 @@ test('when the worker running a direct download is killed with kill -9, then a w
   expect(res.status).toBe(206);
   expect(res.body.length).toBe(100);
   expect(await readdir(api.dataDir)).not.toContain('files');
-  await waitFor('the surviving worker to let go of its scratch files', async () => (await readdir(path.join(other.tmpDir, 'vds-work')).catch(() => [])).length === 0);
+  await waitFor(
+    'the surviving worker to let go of its scratch files',
+    async () => (await readdir(path.join(other.tmpDir, 'vds-work')).catch(() => [])).length === 0,
+  );
   expect(await s3.pendingUploads()).toEqual([]);
 }, 180_000);

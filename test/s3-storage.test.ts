@@ -168,7 +168,9 @@ describe('cleanup', () => {
     const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true });
     const orphan = '3f1b8f0e-8a43-4a8e-9d2a-5c1f6f0b7a11';
     const upload = await client.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: orphan }));
-    const part = await client.send(new UploadPartCommand({ Bucket: s3.bucket, Key: orphan, UploadId: upload.UploadId, PartNumber: 1, Body: Buffer.alloc(1024) }));
+    const part = await client.send(
+      new UploadPartCommand({ Bucket: s3.bucket, Key: orphan, UploadId: upload.UploadId, PartNumber: 1, Body: Buffer.alloc(1024) }),
+    );
     client.destroy();
     const db = new pg.Client({ connectionString: app.config.databaseUrl });
     await db.connect();
@@ -218,7 +220,7 @@ describe('a bucket that cannot be used', () => {
   });
 });
 
-test('when the bucket\'s server is down, then /readyz answers 503 within seconds', async () => {
+test("when the bucket's server is down, then /readyz answers 503 within seconds", async () => {
   const down = await startTestService({ storage: s3.settings({ endpoint: 'http://127.0.0.1:9' }) });
   try {
     const started = Date.now();

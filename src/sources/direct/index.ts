@@ -19,5 +19,11 @@ export async function fetchDirect(ctx: SourceContext, opened?: SourceResponse): 
   // A file resumed holds bytes that did not pass through this attempt's hash.
   const sha256 = streamed?.sha256 ?? (await hashOfFile(ctx.transfer.file, ctx.signal)).digest('hex');
   const headers = source.response.headers;
-  return { path: ctx.transfer.file, sizeBytes: streamed?.sizeBytes ?? source.from, sha256, declaredType: headers['content-type'] ?? null, dispositionName: dispositionName(headers['content-disposition']) };
+  return {
+    path: ctx.transfer.file,
+    sizeBytes: streamed?.sizeBytes ?? source.from,
+    sha256,
+    declaredType: headers['content-type'] ?? null,
+    dispositionName: dispositionName(headers['content-disposition']),
+  };
 }

@@ -1,10 +1,10 @@
-import { sizeOf } from '../../storage/work-folders.ts';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { DownloadError } from '../../core/errors.ts';
 import { describe, type DescribedFile } from '../../media/describe.ts';
 import { remux } from '../../media/remux.ts';
+import { sizeOf } from '../../storage/work-folders.ts';
 import type { FetchedFile, MediaPlan, SourceContext, Track } from '../types.ts';
 import { fetchPiece, type PieceDeps } from './fetch-piece.ts';
 import { joinTrack } from './join.ts';

@@ -29,7 +29,10 @@ export class Bucket {
 
   /** A short name for where files go (endpoint, bucket, prefix): the same for every process of one deployment. */
   identity(): string {
-    return createHash('sha256').update(JSON.stringify([this.endpoint ?? '', this.name, this.prefix])).digest('hex').slice(0, 12);
+    return createHash('sha256')
+      .update(JSON.stringify([this.endpoint ?? '', this.name, this.prefix]))
+      .digest('hex')
+      .slice(0, 12);
   }
 
   /** The object key of a download's file. */
@@ -49,7 +52,8 @@ export function isMissing(error: unknown): boolean {
 
 /** What went wrong with the bucket, in a few words. */
 export function reasonOf(error: unknown): string {
-  if (error instanceof S3ServiceException) return `${error.name}${error.$metadata.httpStatusCode ? ` (HTTP ${error.$metadata.httpStatusCode})` : ''}: ${error.message}`;
+  if (error instanceof S3ServiceException)
+    return `${error.name}${error.$metadata.httpStatusCode ? ` (HTTP ${error.$metadata.httpStatusCode})` : ''}: ${error.message}`;
   const { code, message } = error as { code?: unknown; message?: unknown };
   return [typeof code === 'string' ? code : null, typeof message === 'string' ? message : String(error)].filter(Boolean).join(': ');
 }

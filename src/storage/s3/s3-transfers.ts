@@ -138,7 +138,14 @@ class S3Transfer implements Transfer {
           const { uploadId, key } = upload;
           const sent = await this.bucket.client
             .send(
-              new UploadPartCommand({ Bucket: this.bucket.name, Key: key, UploadId: uploadId, PartNumber: number, Body: body as Readable, ContentLength: bytes }),
+              new UploadPartCommand({
+                Bucket: this.bucket.name,
+                Key: key,
+                UploadId: uploadId,
+                PartNumber: number,
+                Body: body as Readable,
+                ContentLength: bytes,
+              }),
             )
             .catch((error: unknown) => {
               throw bucketFailure(this.bucket, `take part ${number} of a file`, error);
