@@ -14,5 +14,5 @@ export type Bench = {
   /** Writes dirty pages out, so that a timed run does not pay for the writes of the one before. */
   settle(): Promise<void>;
   /** Starts a server whose life is the run's: stopped at the end, also when the run fails. */
-  keep(starting: Promise<Server>): Promise<Server>;
+  keep<S extends Server>(starting: Promise<S>): Promise<S>;
 };

@@ -8,7 +8,8 @@ export type RunFacts = { database: string; seconds: number; loadBefore: string; 
 /** The 1-minute load average: other work on the machine skews figures, however careful the turns. */
 export const loadAverage = () => os.loadavg()[0]!.toFixed(1);
 
-export function renderReport(rows: Row[], facts: RunFacts): string {
+/** `notes`: what the rows need said beyond the ratio, a paragraph each. */
+export function renderReport(rows: Row[], facts: RunFacts, notes: string[] = []): string {
   const when = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   return [
     '# Benchmark results',
@@ -19,6 +20,7 @@ export function renderReport(rows: Row[], facts: RunFacts): string {
     '',
     "ratio: how many times the reference's performance ours reaches (ours / reference for rates, reference / ours for times and sizes); above 1, ours does better.",
     '',
+    ...notes.flatMap((note) => [note, '']),
   ].join('\n');
 }
 

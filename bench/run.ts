@@ -12,6 +12,7 @@ import { benchDirect } from './scenarios/direct.ts';
 import { benchHls } from './scenarios/hls.ts';
 import { benchPickup } from './scenarios/pickup.ts';
 import { benchRetrieval } from './scenarios/retrieval.ts';
+import { s3Note, s3rverVersion, startS3rver } from './s3.ts';
 import { startInsertApi, startServiceProcess, startStaticServer } from './servers.ts';
 import { loadAverage, renderReport } from './report.ts';
 import type { Row } from './table.ts';
@@ -19,8 +20,12 @@ import type { Row } from './table.ts';
 // `npm run bench`: every figure of the service against a reference measured on this machine in
 // this run, as a markdown table on stdout and in bench/results.md. BENCH_DATABASE_URL runs the
 // databases on another PostgreSQL; BENCH_CPU_PROF=<dir> has the service write CPU profiles there.
+// The direct download and retrieval also run against the service with STORAGE=s3 on s3rver, in the
+// same turns, so that the table shows what the storage seam costs.
 
 const HLS_LATENCY_MS = 20;
+/** The rows of the service that keeps its files in an S3 bucket are named by this. */
+const S3 = 'STORAGE=s3';
 
 const began = performance.now();
 const loadBefore = loadAverage();
@@ -46,7 +51,7 @@ try {
     settle: async () => {
       if (sync) await timedRun(sync, []);
     },
-    keep: async (starting) => {
+    keep: async <S extends Server>(starting: Promise<S>) => {
       const server = await starting;
       servers.push(server);
       return server;
@@ -66,10 +71,18 @@ try {
     startServiceProcess({ databaseUrl: allDatabase, dataDir: allDataDir, role: 'all', ffmpeg, log: log('service-all'), cpuProfileDir }),
   );
   progress(`service (ROLE=all) at ${service.url}, pid ${service.pid}`);
+  // The storage seam: the same service with its files in a bucket of s3rver, its own database and data folder.
+  const s3 = await bench.keep(startS3rver(path.join(runDir, 's3rver')));
+  const s3Database = await database.create();
+  const s3DataDir = path.join(runDir, 'service-s3');
+  const s3Service = await bench.keep(
+    startServiceProcess({ databaseUrl: s3Database, dataDir: s3DataDir, role: 'all', ffmpeg, log: log('service-s3'), cpuProfileDir, env: s3.env('stream') }),
+  );
+  progress(`service (ROLE=all, ${S3}) at ${s3Service.url}, pid ${s3Service.pid}; s3rver ${s3rverVersion()} at ${s3.url}, pid ${s3.pid}`);
 
   const rows: Row[] = [];
   progress('direct download');
-  const direct = await benchDirect(bench, service, origin);
+  const direct = await benchDirect(bench, service, origin, [{ name: S3, service: s3Service }]);
   rows.push(...direct.rows);
   progress('HLS');
   rows.push(...(await benchHls(bench, service, slowOrigin, HLS_LATENCY_MS)));
@@ -79,7 +92,18 @@ try {
     bench.keep(
       startServiceProcess({ databaseUrl: allDatabase, dataDir: allDataDir, role: 'api', ffmpeg, log: log('service-offload'), env: { FILE_OFFLOAD: 'nginx' } }),
     );
-  rows.push(...(await benchRetrieval(bench, allDataDir, direct.download, offloadService)));
+  // The S3 service's file: streamed from the bucket by the service, or sent there with a 302 by an API process of the same settings.
+  const s3Download = direct.variants[S3]!;
+  const redirectService = await bench.keep(
+    startServiceProcess({ databaseUrl: s3Database, dataDir: s3DataDir, role: 'api', ffmpeg, log: log('service-s3-redirect'), env: s3.env('redirect') }),
+  );
+  rows.push(
+    ...(await benchRetrieval(bench, allDataDir, direct.download, offloadService, [
+      { name: S3, url: s3Download.download_url, target: null },
+      { name: `${S3} S3_RETRIEVAL=redirect`, url: `${redirectService.url}${new URL(s3Download.download_url).pathname}`, target: null, redirects: true },
+    ])),
+  );
+  for (const server of [redirectService, s3Service, s3]) await server.stop();
   progress('pickup latency');
   const pickup = await benchPickup(bench, service, origin, allDatabase);
   await service.stop();
@@ -93,7 +117,7 @@ try {
   rows.push(...(await benchCreate(bench, apiService, insertApi)), ...pickup);
 
   const seconds = Math.round((performance.now() - began) / 1000);
-  const report = renderReport(rows, { database: database.label, seconds, loadBefore, loadAfter: loadAverage() });
+  const report = renderReport(rows, { database: database.label, seconds, loadBefore, loadAfter: loadAverage() }, [s3Note(S3)]);
   await writeFile(path.join(projectRoot, 'bench/results.md'), report);
   console.log(`\n${report}`);
   const missed = rows.filter((r) => r.met === false).length;

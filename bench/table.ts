@@ -11,7 +11,7 @@ export type Row = {
   met: boolean | null;
 };
 
-type Target = { text: string; met(ours: number, ratio: number): boolean } | null;
+export type Target = { text: string; met(ours: number, ratio: number): boolean } | null;
 
 export const ratioAtLeast = (min: number, text = `≥ ${min}`): Target => ({ text, met: (_ours, ratio) => ratio >= min });
 export const oursBelow = (limit: number, text: string): Target => ({ text, met: (ours) => ours < limit });

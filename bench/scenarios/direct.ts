@@ -1,18 +1,18 @@
-import { createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { createdToCompletedMs, downloadThroughService, type CompletedDownload } from '../api.ts';
 import type { Bench } from '../context.ts';
-import { timedRun, type Server } from '../processes.ts';
+import { fetchToFile } from '../fetch-to-file.ts';
+import type { Server } from '../processes.ts';
 import { residentBytes, watchPeakRss } from '../rss.ts';
+import { checkServedFile, sha256OfFile } from '../sha256.ts';
 import { megabytes, megabytesPerSecond, median, oursBelow, ratioAtLeast, row, type Row } from '../table.ts';
 import { takeTurns } from '../turns.ts';
 
 // Scenario 1: one large MP4 from a local server, through the service (create to completed) and
 // through curl, both writing to the same disk; and the service's memory while it downloads, which
 // must not grow with the file's size or, beyond a few MB each, with downloads running together.
+// Services with other settings (STORAGE=s3) take their turns beside it, against the same curl.
 
 const ROUNDS = 5;
 const RSS_LIMIT = 200e6;
@@ -20,56 +20,79 @@ const CONCURRENT = 4;
 /** What a download may add to the peak of one 300 MB download: a few MB each. */
 const PER_DOWNLOAD_ALLOWANCE = 5e6;
 
-export async function benchDirect(bench: Bench, service: Server, origin: Server): Promise<{ rows: Row[]; download: CompletedDownload }> {
+/** The service with other settings, named by them (`STORAGE=s3`). */
+export type DirectVariant = { name: string; service: Server };
+
+type Contender = DirectVariant & { idle: number; peaks: number[]; download?: CompletedDownload };
+
+export type DirectResult = {
+  rows: Row[];
+  /** The last file the service downloaded, for the retrieval figures. */
+  download: CompletedDownload;
+  /** The same for each variant, by its name. */
+  variants: Record<string, CompletedDownload>;
+};
+
+export async function benchDirect(bench: Bench, service: Server, origin: Server, variants: DirectVariant[] = []): Promise<DirectResult> {
+  const source = path.join(bench.media.dir, bench.media.big);
   const url = `${origin.url}/${bench.media.big}`;
-  const size = (await stat(path.join(bench.media.dir, bench.media.big))).size;
+  const size = (await stat(source)).size;
+  const sha256 = await sha256OfFile(source);
   const output = path.join(bench.runDir, 'direct.mp4');
   const reference = bench.tools.curl ? 'curl' : 'Node fetch';
-  const idle = await residentBytes(service.pid);
-  const peaks: number[] = [];
-  let download: CompletedDownload | undefined;
+  const contenders: Contender[] = [];
+  for (const variant of [{ name: 'service', service }, ...variants]) contenders.push({ ...variant, idle: await residentBytes(variant.service.pid), peaks: [] });
+  const through = (contender: Contender) => async () => {
+    const watch = await watchPeakRss(contender.service.pid);
+    const download = await downloadThroughService(contender.service.url, url);
+    contender.peaks.push(await watch.stop());
+    // Untimed: the figure is the service's own created_at to completed_at.
+    await checkServedFile(download, sha256);
+    contender.download = download;
+    return (size * 1000) / createdToCompletedMs(download);
+  };
   const speeds = await takeTurns(
     bench,
     ROUNDS,
     {
-      ours: async () => {
-        const watch = await watchPeakRss(service.pid);
-        download = await downloadThroughService(service.url, url);
-        peaks.push(await watch.stop());
-        return (size * 1000) / createdToCompletedMs(download);
-      },
-      theirs: async () => {
+      ...Object.fromEntries(contenders.map((contender) => [contender.name, through(contender)])),
+      [reference]: async () => {
         const ms = await fetchToFile(bench.tools.curl, url, output);
         await rm(output, { force: true });
         return (size * 1000) / ms;
       },
     },
-    (latest) => `service ${megabytesPerSecond(latest.ours)} (peak RSS ${megabytes(peaks.at(-1)!)}), ${reference} ${megabytesPerSecond(latest.theirs)}`,
+    (latest) =>
+      [
+        ...contenders.map(({ name, peaks }) => `${name} ${megabytesPerSecond(latest[name]!)} (peak RSS ${megabytes(peaks.at(-1)!)})`),
+        `${reference} ${megabytesPerSecond(latest[reference]!)}`,
+      ].join(', '),
   );
   const figure = `Direct download of ${megabytes(size)}`;
-  const rows = [
-    row(`${figure}: throughput`, median(speeds.ours), { label: reference, value: median(speeds.theirs) }, 'higher', megabytesPerSecond, ratioAtLeast(0.8)),
+  const theirs = { label: reference, value: median(speeds[reference]!) };
+  const [ours, ...others] = contenders;
+  const named = (text: string, contender: Contender) => (contender === ours ? text : `${text}, ${contender.name}`);
+  const throughput = (contender: Contender) =>
     row(
-      `${figure}: service peak RSS`,
-      Math.max(...peaks),
-      { label: 'idle service', value: idle },
+      named(`${figure}: throughput`, contender),
+      median(speeds[contender.name]!),
+      theirs,
+      'higher',
+      megabytesPerSecond,
+      // The variants' figure is what their settings cost; no target is set for them.
+      contender === ours ? ratioAtLeast(0.8) : null,
+    );
+  const peakRss = (contender: Contender) =>
+    row(
+      named(`${figure}: service peak RSS`, contender),
+      Math.max(...contender.peaks),
+      { label: 'idle service', value: contender.idle },
       'lower',
       megabytes,
       oursBelow(RSS_LIMIT, `ours < ${megabytes(RSS_LIMIT)}`),
-    ),
-    ...(await flatMemory(bench, service, origin, Math.max(...peaks))),
-  ];
-  return { rows, download: download! };
-}
-
-/** Milliseconds to fetch `url` into `file`: with curl when it is installed, else with Node's fetch. */
-async function fetchToFile(curl: string | null, url: string, file: string): Promise<number> {
-  if (curl) return timedRun(curl, ['--silent', '--show-error', '--fail', '--output', file, url]);
-  const started = performance.now();
-  const response = await fetch(url);
-  if (!response.ok || !response.body) throw new Error(`GET ${url} answered ${response.status}`);
-  await pipeline(Readable.fromWeb(response.body), createWriteStream(file));
-  return performance.now() - started;
+    );
+  const rows = [...contenders.map(throughput), ...contenders.map(peakRss), ...(await flatMemory(bench, service, origin, Math.max(...ours!.peaks)))];
+  return { rows, download: ours!.download!, variants: Object.fromEntries(others.map(({ name, download }) => [name, download!])) };
 }
 
 /** The service's peak for a small and a huge file and for downloads run together, against its peak for one 300 MB file. */
