@@ -11,6 +11,14 @@ export interface StoredFile {
   sendTo(out: Writable, start: number, end: number): Promise<void>;
 }
 
+/** The stored file went away while it was being read (removed by another process). */
+export class StoredFileGone extends Error {
+  constructor(id: string) {
+    super(`The stored file of ${id} is gone.`);
+    this.name = 'StoredFileGone';
+  }
+}
+
 /** What a link to the file itself (presigned) carries: the type and attachment name the download gives it, and its life. */
 export type PresignRequest = { contentType: string; contentDisposition: string; expiresAt: Date };
 

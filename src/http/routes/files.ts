@@ -4,11 +4,11 @@ import { servedType } from '../../media/containers.ts';
 import { TokenLookup } from '../../downloads/read.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Config } from '../../config/index.ts';
-import type { Storage } from '../../storage/index.ts';
+import { StoredFileGone, type Storage } from '../../storage/index.ts';
 import { HttpProblem } from '../problem.ts';
 import { sendStoredFile } from '../send-file.ts';
 
-const FILE_HEADERS = ['Content-Type', 'Content-Disposition', 'ETag', 'Last-Modified', 'Cache-Control'];
+const FILE_HEADERS = ['Content-Type', 'Content-Disposition', 'ETag', 'Last-Modified', 'Cache-Control', 'Content-Length', 'Content-Range', 'Accept-Ranges'];
 
 /**
  * GET and HEAD /download/{token}: the file straight from storage in constant memory, with ranges,
@@ -70,7 +70,7 @@ export function fileRoutes(deps: { downloads: DownloadRepository; storage: Stora
     } catch (error) {
       // A problem replaces the file's answer: none of the file's headers may stay on it.
       if (!res.headersSent) clearFileHeaders(res);
-      throw error;
+      throw error instanceof StoredFileGone ? new HttpProblem(410, 'This file is no longer stored.') : error;
     }
   });
 

@@ -5,21 +5,26 @@ import type { Readable, Writable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { FileStore, PresignRequest, StoredFile } from '../store.ts';
+import { StoredFileGone, type FileStore, type PresignRequest, type StoredFile } from '../store.ts';
 import { bucketFailure, isMissing, reasonOf, type Bucket } from './bucket.ts';
 import type { CompletedTransfers } from './completed-transfers.ts';
 
 // Finished files as objects of a bucket, and only there: a worker uploads a file from its working
 // folder and lets go of the local copy. Readers go through the bucket (a ranged GET per request), or
-// are sent to it with a presigned GET.
+// are sent to it with a presigned GET. An object never changes once stored, so its size is asked
+// for (HEAD) at most once a second per file: a load of small ranges costs one GET each, and an
+// object removed by another process stops being served within a second, as with local files.
 
 // The bytes in memory per upload are PART_BYTES times QUEUE_SIZE.
 const PART_BYTES = 8 * 1024 * 1024;
 const QUEUE_SIZE = 2;
 const READY_TIMEOUT_MS = 2_000;
+const SIZE_KEPT_MS = 1_000;
+const SIZES_KEPT = 1_000;
 
 export class S3Store implements FileStore {
   readonly kind = 's3';
+  private readonly sizes = new Map<string, { size: number; at: number }>();
 
   constructor(
     private readonly bucket: Bucket,
@@ -52,6 +57,7 @@ export class S3Store implements FileStore {
   }
 
   async remove(id: string): Promise<void> {
+    this.sizes.delete(id);
     await this.bucket.client.send(new DeleteObjectCommand({ Bucket: this.bucket.name, Key: this.bucket.keyOf(id) })).catch((error: unknown) => {
       if (!isMissing(error)) throw bucketFailure(this.bucket, 'remove a file', error);
     });
@@ -85,9 +91,16 @@ export class S3Store implements FileStore {
   }
 
   private async sizeOf(id: string): Promise<number | null> {
+    const known = this.sizes.get(id);
+    if (known && Date.now() - known.at < SIZE_KEPT_MS) return known.size;
+    this.sizes.delete(id);
     try {
       const head = await this.bucket.client.send(new HeadObjectCommand({ Bucket: this.bucket.name, Key: this.bucket.keyOf(id) }));
-      return head.ContentLength ?? 0;
+      const size = head.ContentLength ?? 0;
+      // The oldest entry goes first: a Map keeps its insertion order.
+      if (this.sizes.size >= SIZES_KEPT) this.sizes.delete(this.sizes.keys().next().value!);
+      this.sizes.set(id, { size, at: Date.now() });
+      return size;
     } catch (error) {
       if (isMissing(error)) return null;
       throw bucketFailure(this.bucket, 'find a file', error);
@@ -107,6 +120,10 @@ export class S3Store implements FileStore {
     } catch (error) {
       // A client that went away is no failure of the store.
       if (out.destroyed || abort.signal.aborted) return;
+      if (isMissing(error)) {
+        this.sizes.delete(id);
+        throw new StoredFileGone(id);
+      }
       throw bucketFailure(this.bucket, 'send a file', error);
     } finally {
       out.off('close', gone);
