@@ -4,11 +4,6 @@ import type { Config } from '../config/index.ts';
 import type { Prisma } from '../db/prisma.ts';
 import { LocalStore } from './local/local-store.ts';
 import { LocalTransfers } from './local/local-transfers.ts';
-import { Bucket } from './s3/bucket.ts';
-import { CompletedTransfers } from './s3/completed-transfers.ts';
-import { S3Store } from './s3/s3-store.ts';
-import { S3Transfers } from './s3/s3-transfers.ts';
-import { TransferRecords } from './s3/transfer-records.ts';
 import type { FileStore } from './store.ts';
 import type { Transfers } from './transfer.ts';
 import { WorkFolders } from './work-folders.ts';
@@ -30,6 +25,17 @@ export type Storage = {
   close(): void;
 };
 
+let loadingS3: Promise<typeof import('./s3/index.ts')> | undefined;
+
+/**
+ * The AWS SDK, loaded only where it is used: it holds some 25 MB in every process. One import for
+ * all the services a process starts, since concurrent imports of one module trip Jest's linker.
+ */
+function s3Layer(): Promise<typeof import('./s3/index.ts')> {
+  loadingS3 ??= import('./s3/index.ts');
+  return loadingS3;
+}
+
 type Parts = { files: FileStore; transfers: Transfers; workRoot: string };
 
 /** Every kind of store, by the name STORAGE gives it. */
@@ -39,17 +45,17 @@ const STORES: Record<Config['storage']['kind'], (config: Config, prisma: Prisma)
     await files.init();
     return { files, transfers: new LocalTransfers(), workRoot: path.join(config.dataDir, 'partial') };
   },
-  s3: (config, prisma) => {
+  s3: async (config, prisma) => {
     if (config.storage.kind !== 's3') throw new Error('not S3 settings');
-    const bucket = new Bucket(config.storage);
-    const completed = new CompletedTransfers();
-    return Promise.resolve({
-      files: new S3Store(bucket, completed),
-      transfers: new S3Transfers(bucket, new TransferRecords(prisma), completed, config.maxFileBytes),
+    const { openBucket } = await s3Layer();
+    const { bucket, files, transfers } = openBucket(config.storage, prisma, config.maxFileBytes);
+    return {
+      files,
+      transfers,
       // Scratch on this machine only, while it works: nothing is shared through it. Named for the
       // bucket, so that services of other buckets on this machine never sweep each other's folders.
       workRoot: path.join(os.tmpdir(), `vds-work-${bucket.identity()}`),
-    });
+    };
   },
 };
 
