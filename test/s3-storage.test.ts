@@ -117,6 +117,57 @@ test('when a direct file is refused after its transfer (not media), then the obj
   await waitFor('the transfer record to go', async () => (await transferRows(failed.id)) === 0);
 });
 
+test('when the source is an empty file, then the download fails at once as unsupported_source, as with local files', async () => {
+  const created = await app.http.createDownload({ url: source.content('/empty.mp4', Buffer.alloc(0)) });
+  const failed = await app.waitForStatus((created.body as Download).id, ['failed']);
+  expect(failed.error).toMatchObject({ code: 'unsupported_source', retryable: false });
+  expect(failed.attempts).toBe(1);
+});
+
+describe('when the bucket misbehaves', () => {
+  afterEach(() => s3.misbehave(null));
+
+  test('when it resets every request for a file, then the file link answers 503 with Retry-After, and the file once it is back', async () => {
+    const done = await completed({ url: source.file('/while-down.mp4', mediaPath('clip.mp4')) });
+    s3.misbehave((request) => request.includes(done.id), 'reset');
+    // Past the second for which the service remembers the object's size.
+    await sleep(1_100);
+    const down = await app.http.getFile(done.token!);
+    expect(down.status).toBe(503);
+    expect(down.headers['retry-after']).toBe('5');
+    expect(bodyJson<{ detail: string }>(down).detail).toBe('The file store is unavailable; try again shortly.');
+    s3.misbehave(null);
+    expect((await app.http.getFile(done.token!)).status).toBe(200);
+  });
+
+  test('when it takes requests and never answers them, then each file request ends in 503 within seconds, and none is stuck once it answers again', async () => {
+    const done = await completed({ url: source.file('/hung.mp4', mediaPath('clip.mp4')) });
+    await sleep(1_100);
+    s3.misbehave((request) => request.includes(done.id));
+    const started = Date.now();
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => app.http.getFile(done.token!).then((res) => res.status)));
+    expect(statuses).toEqual(Array.from({ length: 20 }, () => 503));
+    // Two tries of 10 s without a byte, and the SDK's pause between them: not for ever.
+    expect(Date.now() - started).toBeLessThan(40_000);
+    s3.misbehave(null);
+    expect((await app.http.getFile(done.token!)).status).toBe(200);
+  }, 60_000);
+
+  test('when a download is cancelled while its finished file is being uploaded, then the upload stops at once', async () => {
+    const { 'large.mp4': large } = await sizedMedia();
+    const created = await app.http.createDownload({ url: source.file('/cancelled-upload.mp4', large), mode: 'mute' });
+    const id = (created.body as Download).id;
+    await app.waitForStatus(id, ['processing']);
+    // The transfer of the source is done; the parts of the muted file's upload wait.
+    s3.misbehave((request) => request.startsWith(`PUT /${s3.bucket}/${id}?`) && request.includes('partNumber='));
+    await waitFor('a part of the muted file to be on its way', () => s3.held().length > 0, 20_000);
+    await app.http.request('DELETE', `/downloads/${id}`, '/downloads/{download_uuid}');
+    await waitFor('the service to stop sending it', () => s3.held().every((entry) => entry.clientGone), 3_000);
+    await app.waitForStatus(id, ['cancelled']);
+    await waitFor('the object to be gone', async () => (await s3.objectSize(id)) === null);
+  });
+});
+
 describe('with S3_RETRIEVAL=redirect', () => {
   let redirecting: TestService;
 

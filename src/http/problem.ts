@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { components } from '../../generated/api.ts';
+import { StoreUnavailable } from '../storage/index.ts';
 
 // Every failure leaves the API as an RFC 9457 problem document: never a stack trace, never HTML.
 
@@ -98,16 +99,22 @@ function plainMessage(item: { path: string; message: string }): string {
     : item.message;
 }
 
-// Prisma's codes for a database that cannot be reached or answered in time: a passing state.
+// Prisma's codes for a database that cannot be reached or answered in time: a passing state, as is
+// a file store that cannot be reached.
 const DATABASE_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
-const DATABASE_RETRY_AFTER_SECONDS = 5;
+const RETRY_AFTER_SECONDS = 5;
 
 function toProblem(error: unknown, req: Request): HttpProblem {
   if (error instanceof HttpProblem) return error;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && DATABASE_UNAVAILABLE.has(code)) {
     req.log.warn({ code }, 'database unavailable');
-    return new HttpProblem(503, 'The database is unavailable; try again shortly.', { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
+    return new HttpProblem(503, 'The database is unavailable; try again shortly.', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+  }
+  if (error instanceof StoreUnavailable) {
+    // Its words name the bucket and the store's own error: for the log, not for a client.
+    req.log.warn({ reason: error.message }, 'file store unavailable');
+    return new HttpProblem(503, 'The file store is unavailable; try again shortly.', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
   }
   if (isValidatorError(error)) {
     const errors = error.status === 400 ? error.errors.map((item) => ({ field: item.path, message: plainMessage(item) })) : undefined;

@@ -8,7 +8,7 @@ import type { FileStore } from './store.ts';
 import type { Transfers } from './transfer.ts';
 import { WorkFolders } from './work-folders.ts';
 
-export { StoredFileGone, type FileStore, type StoredFile } from './store.ts';
+export { StoreUnavailable, StoredFileGone, type FileStore, type StoredFile } from './store.ts';
 export type { Transfer } from './transfer.ts';
 
 /** Where a download's bytes are at each stage: its working folder, its kept direct transfer, its finished file. */

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { DownloadError } from '../core/errors.ts';
 
 // The seam between the service and where finished files live. Everything above it (the worker,
 // the file link, DELETE, the retention sweep) speaks of a download's file by its id; the local
@@ -9,6 +10,18 @@ export interface StoredFile {
   readonly size: number;
   /** Writes bytes `start` to `end` (inclusive) into `out`, then ends it; stops early when `out` is destroyed. */
   sendTo(out: Writable, start: number, end: number): Promise<void>;
+}
+
+/**
+ * The store could not be reached or did not do what was asked. A download retries it (a store that
+ * was down comes back) and fails with this message past MAX_ATTEMPTS rather than completing into
+ * nowhere; a request for a file answers 503.
+ */
+export class StoreUnavailable extends DownloadError {
+  constructor(message: string) {
+    super('internal_error', message, true);
+    this.name = 'StoreUnavailable';
+  }
 }
 
 /** The stored file went away while it was being read (removed by another process). */
@@ -25,8 +38,8 @@ export type PresignRequest = { contentType: string; contentDisposition: string; 
 export interface FileStore {
   /** `local` or `s3`: for logs and /readyz. */
   readonly kind: string;
-  /** Puts the finished local `file` in the store as the file of `id`; the local file is gone after. */
-  put(id: string, file: string, contentType: string): Promise<void>;
+  /** Puts the finished local `file` in the store as the file of `id`; the local file is gone after. `signal` stops it. */
+  put(id: string, file: string, contentType: string, signal: AbortSignal): Promise<void>;
   /** Runs `use` with the file of `id` open; null, without calling it, when there is none. */
   read<T>(id: string, use: (file: StoredFile) => Promise<T>): Promise<T | null>;
   /** Whether the file of `id` is there. */

@@ -160,7 +160,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
       fileSubtitles: codecs.subtitles,
     };
     signal.throwIfAborted();
-    await storage.files.put(row.id, fetched.path, file.contentType);
+    await storage.files.put(row.id, fetched.path, file.contentType, signal);
     let completed = false;
     try {
       completed = await attempt.complete(file, config.fileTtlSeconds);

@@ -1,6 +1,6 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { DeleteObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -9,7 +9,8 @@ import type { StorageSettings } from '../../src/config/index.ts';
 
 // A real S3-compatible server for the tests (npm s3rver), in this process, on 127.0.0.1, with one
 // bucket. s3rver answers AbortMultipartUpload with 405; this server does it, as S3 does, by
-// dropping the upload's parts, and passes every other request to s3rver.
+// dropping the upload's parts, and passes every other request to s3rver. A test can also have it
+// misbehave as a bucket does when it is down: hold requests without an answer, or reset them.
 
 /** s3rver's own keys; the service finds them in the environment, as the AWS SDK's default chain does. */
 export const S3_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
@@ -29,6 +30,13 @@ export type S3Server = {
   pendingUploads(): Promise<string[]>;
   /** Requests it was sent, as `METHOD path?query`. */
   requests: string[];
+  /**
+   * From now on, requests for which `matches` (given `METHOD path?query`) is true are held without
+   * an answer (`hold`) or reset (`reset`); null for none. Held ones are reset when this changes.
+   */
+  misbehave(matches: ((request: string) => boolean) | null, how?: 'hold' | 'reset'): void;
+  /** Requests held so far, and whether their client has gone. */
+  held(): { request: string; clientGone: boolean }[];
   close(): Promise<void>;
 };
 
@@ -44,10 +52,23 @@ export async function startS3Server(): Promise<S3Server> {
   const uploadsDir = store.getResourcePath(bucket, undefined, 'uploads');
   const handle = s3rver.callback();
   const requests: string[] = [];
+  let rule: { matches: (request: string) => boolean; how: 'hold' | 'reset' } | null = null;
+  const held: { request: string; clientGone: boolean; socket: Socket }[] = [];
 
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://s3');
-    requests.push(`${req.method} ${url.pathname}${url.search}`);
+    const request = `${req.method} ${url.pathname}${url.search}`;
+    requests.push(request);
+    if (rule?.matches(request)) {
+      if (rule.how === 'reset') {
+        req.socket.destroy();
+        return;
+      }
+      const entry = { request, clientGone: false, socket: req.socket };
+      req.socket.once('close', () => (entry.clientGone = true));
+      held.push(entry);
+      return;
+    }
     const uploadId = url.searchParams.get('uploadId');
     if (req.method === 'DELETE' && uploadId && /^[0-9a-f]+$/.test(uploadId)) {
       req.resume();
@@ -84,7 +105,13 @@ export async function startS3Server(): Promise<S3Server> {
       return head ? (head.ContentLength ?? 0) : null;
     },
     pendingUploads: () => readdir(uploadsDir).catch(() => []),
+    misbehave(matches, how = 'hold') {
+      for (const entry of held) entry.socket.destroy();
+      rule = matches ? { matches, how } : null;
+    },
+    held: () => held.map(({ request, clientGone }) => ({ request, clientGone })),
     async close() {
+      for (const entry of held) entry.socket.destroy();
       client.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

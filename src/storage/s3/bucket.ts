@@ -1,9 +1,15 @@
 import { createHash } from 'node:crypto';
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { StorageSettings } from '../../config/index.ts';
-import { DownloadError } from '../../core/errors.ts';
+import { StoreUnavailable } from '../store.ts';
 
 export type S3Settings = Extract<StorageSettings, { kind: 's3' }>;
+
+const CONNECT_TIMEOUT_MS = 5_000;
+/** How long a request to the bucket may go without a byte either way. */
+const IDLE_TIMEOUT_MS = 10_000;
+/** Tries of one request: the SDK tries a timed-out one again, and a client of the file link waits for all of them. */
+const MAX_ATTEMPTS = 2;
 
 /** The bucket files live in, and the client that reaches it. */
 export class Bucket {
@@ -24,6 +30,10 @@ export class Bucket {
       // Ceph) keep the SDK's checksum framing as part of the object's bytes.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // A bucket that accepts a request and never answers must not hold it (and one of the
+      // client's sockets) for ever: the download retries, the file link answers 503.
+      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: IDLE_TIMEOUT_MS },
+      maxAttempts: MAX_ATTEMPTS,
     });
   }
 
@@ -58,11 +68,8 @@ export function reasonOf(error: unknown): string {
   return [typeof code === 'string' ? code : null, typeof message === 'string' ? message : String(error)].filter(Boolean).join(': ');
 }
 
-/**
- * A download that could not reach the bucket: retried, since a store that was down comes back, and
- * failed with this message past MAX_ATTEMPTS rather than completed into nowhere.
- */
-export function bucketFailure(bucket: Bucket, action: string, error: unknown): DownloadError {
-  if (error instanceof DownloadError) return error;
-  return new DownloadError('internal_error', `The file store (S3 bucket ${bucket.name}) could not ${action}: ${reasonOf(error)}`, true);
+/** What the bucket failed to do, and why, in words that name it. */
+export function bucketFailure(bucket: Bucket, action: string, error: unknown): StoreUnavailable {
+  if (error instanceof StoreUnavailable) return error;
+  return new StoreUnavailable(`The file store (S3 bucket ${bucket.name}) could not ${action}: ${reasonOf(error)}`);
 }

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 
 // The bytes of a direct file as they arrive: written into the local file, and, each time a part's
 // worth is there, that part read back from the local file (not kept in memory) and uploaded while
@@ -8,8 +8,8 @@ import { Writable } from 'node:stream';
 // the part being uploaded and the one being written.
 
 export type PartSink = {
-  /** Uploads bytes `firstByte` to `firstByte + bytes` of `file` as part `number`, and records it. */
-  upload(part: { number: number; firstByte: number; bytes: number; body: NodeJS.ReadableStream }): Promise<void>;
+  /** Uploads bytes `firstByte` to `firstByte + bytes` of `file` as part `number`, and records it; `signal` stops it. */
+  upload(part: { number: number; firstByte: number; bytes: number; body: Readable }, signal: AbortSignal): Promise<void>;
 };
 
 export type PartWriterOptions = {
@@ -28,13 +28,17 @@ export function partWriter({ file, from, firstPart, partBytes, sink }: PartWrite
   let partStart = from;
   let number = firstPart;
   let uploading: Promise<void> = Promise.resolve();
+  // A writer destroyed (a cancel, a failure of the source) stops the part on its way.
+  const stopped = new AbortController();
 
   const uploadUpTo = async (partEnd: number) => {
     const part = { number: number++, firstByte: partStart, bytes: partEnd - partStart };
     partStart = partEnd;
     // The part before must be up before this one starts: never more than one in flight.
     await uploading;
-    uploading = sink.upload({ ...part, body: createReadStream(file, { start: part.firstByte, end: part.firstByte + part.bytes - 1 }) });
+    // An empty file is one empty part, which a read stream cannot give (its end would be -1).
+    const body = part.bytes > 0 ? createReadStream(file, { start: part.firstByte, end: part.firstByte + part.bytes - 1 }) : Readable.from([]);
+    uploading = sink.upload({ ...part, body }, stopped.signal);
     // Unhandled until awaited: the writer waits for it at the next part or at the end.
     uploading.catch(() => {});
   };
@@ -80,6 +84,7 @@ export function partWriter({ file, from, firstPart, partBytes, sink }: PartWrite
       );
     },
     destroy(error, done) {
+      stopped.abort();
       const closing = handle?.close() ?? Promise.resolve();
       handle = undefined;
       closing.then(

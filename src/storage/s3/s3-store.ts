@@ -31,7 +31,7 @@ export class S3Store implements FileStore {
     private readonly completed: CompletedTransfers,
   ) {}
 
-  async put(id: string, file: string, contentType: string): Promise<void> {
+  async put(id: string, file: string, contentType: string, signal: AbortSignal): Promise<void> {
     if (!(await this.completed.isStored(id, file))) {
       const upload = new Upload({
         client: this.bucket.client,
@@ -39,9 +39,17 @@ export class S3Store implements FileStore {
         partSize: PART_BYTES,
         queueSize: QUEUE_SIZE,
       });
-      await upload.done().catch((error: unknown) => {
-        throw bucketFailure(this.bucket, 'take the finished file', error);
-      });
+      // A cancel or a shutdown stops the upload rather than waiting for its last part.
+      const stop = () => void upload.abort();
+      signal.addEventListener('abort', stop, { once: true });
+      try {
+        signal.throwIfAborted();
+        await upload.done();
+      } catch (error) {
+        throw signal.aborted ? signal.reason : bucketFailure(this.bucket, 'take the finished file', error);
+      } finally {
+        signal.removeEventListener('abort', stop);
+      }
     }
     await rm(file, { force: true });
   }

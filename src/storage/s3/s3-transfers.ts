@@ -134,7 +134,7 @@ class S3Transfer implements Transfer {
       firstPart: this.nextPart,
       partBytes: this.partBytes,
       sink: {
-        upload: async ({ number, firstByte, bytes, body }) => {
+        upload: async ({ number, firstByte, bytes, body }, signal) => {
           const { uploadId, key } = upload;
           const sent = await this.bucket.client
             .send(
@@ -143,9 +143,10 @@ class S3Transfer implements Transfer {
                 Key: key,
                 UploadId: uploadId,
                 PartNumber: number,
-                Body: body as Readable,
+                Body: body,
                 ContentLength: bytes,
               }),
+              { abortSignal: signal },
             )
             .catch((error: unknown) => {
               throw bucketFailure(this.bucket, `take part ${number} of a file`, error);
@@ -172,8 +173,9 @@ class S3Transfer implements Transfer {
           }),
         )
         .catch(async (error: unknown) => {
-          // Completed already by an attempt that stopped before it could record so.
-          if (!isMissing(error) || !(await this.holds(record))) throw bucketFailure(this.bucket, 'complete an upload', error);
+          // Completed already by an attempt that stopped before it could record so (S3 then says
+          // NoSuchUpload, some stores another error): the object tells.
+          if (!(await this.holds(record))) throw bucketFailure(this.bucket, 'complete an upload', error);
         });
       await this.records.markCompleted(this.id, record.uploadId);
     }
