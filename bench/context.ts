@@ -10,7 +10,7 @@ export type Bench = {
   ffmpeg: string;
   media: BenchMedia;
   /** Optional tools, found on PATH at run time. */
-  tools: { curl: string | null; nginx: string | null; ytDlp: string | null };
+  tools: { curl: string | null; nginx: string | null; ytDlp: string | null; aria2c: string | null };
   /** Writes dirty pages out, so that a timed run does not pay for the writes of the one before. */
   settle(): Promise<void>;
   /** Starts a server whose life is the run's: stopped at the end, also when the run fails. */

@@ -14,8 +14,11 @@ const CLIP = [
   // Lossless, so that four seconds already weigh about 7 MB.
   ...['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-shortest'],
 ];
-/** Copies of the clip (about 7 MB each) in the files the direct download is measured with. */
-const COPIES = { small: 4, big: 43, huge: 430 };
+/**
+ * Copies of the clip (about 7 MB each) in the files the direct download is measured with. The
+ * medium one comes from a server that sends 8 MiB/s per connection: about 15 s on one connection.
+ */
+const COPIES = { small: 4, medium: 18, big: 43, huge: 430 };
 export const HLS_SEGMENTS = 300;
 const HLS = [
   ...['-f', 'lavfi', '-i', `testsrc=size=320x180:rate=10:duration=${HLS_SEGMENTS}`],
@@ -31,6 +34,8 @@ export type BenchMedia = {
   dir: string;
   /** ~300 MB MP4, relative to `dir`. */
   big: string;
+  /** ~125 MB MP4, for the source that limits each connection's rate. */
+  medium: string;
   /** ~30 MB and ~3 GB MP4s, for memory that must not grow with the file. */
   small: string;
   huge: string;
@@ -60,7 +65,7 @@ export async function prepareMedia(): Promise<BenchMedia> {
     const segments = (await readdir(out)).filter((name) => name.endsWith('.ts')).length;
     if (segments !== HLS_SEGMENTS) throw new Error(`ffmpeg cut the HLS stream into ${segments} segments, not ${HLS_SEGMENTS}`);
   });
-  return { dir, big: 'big.mp4', small: 'small.mp4', huge: 'huge.mp4', hlsPlaylist: 'hls/index.m3u8' };
+  return { dir, big: 'big.mp4', medium: 'medium.mp4', small: 'small.mp4', huge: 'huge.mp4', hlsPlaylist: 'hls/index.m3u8' };
 }
 
 /** Makes `name` in `dir` unless it is there; built aside and renamed, so it is whole when it is there. */

@@ -10,6 +10,16 @@ export function startNginx(nginx: string, root: string, dir: string): Promise<Se
   return startWith(nginx, dir, `root ${root};`);
 }
 
+/**
+ * nginx serving the files under `root` at most `rate` a second per request (`limit_rate`, in
+ * nginx's units: `8m` is 8 MiB), as hosts that throttle each connection do. Ranges on, one per
+ * request, with nginx's strong ETag: a client may fetch a file in parts over several connections.
+ * MP4s are labelled video/mp4, as the distribution's mime.types has them.
+ */
+export function startRateLimitedNginx(nginx: string, root: string, dir: string, rate: string): Promise<Server> {
+  return startWith(nginx, dir, `root ${root}; types { video/mp4 mp4; } limit_rate ${rate}; max_ranges 1;`);
+}
+
 /** nginx in front of the service at `service`, sending the files under `filesDir` for it (FILE_OFFLOAD=nginx). */
 export function startOffloadNginx(nginx: string, service: string, filesDir: string, dir: string): Promise<Server> {
   return startWith(nginx, dir, offloadServer(service, filesDir));

@@ -11,6 +11,7 @@ import { benchCreate } from './scenarios/create.ts';
 import { benchDirect } from './scenarios/direct.ts';
 import { benchHls } from './scenarios/hls.ts';
 import { benchPickup } from './scenarios/pickup.ts';
+import { benchRateLimited } from './scenarios/rate-limited.ts';
 import { benchRetrieval } from './scenarios/retrieval.ts';
 import { s3Note, s3rverVersion, startS3rver } from './s3.ts';
 import { startInsertApi, startServiceProcess, startStaticServer } from './servers.ts';
@@ -41,13 +42,13 @@ try {
   progress('building the service (npm run build), which the bench runs as `npm start` does');
   await timedRun('npm', ['run', '-s', 'build']);
   const [ffmpeg, media] = await Promise.all([resolveFfmpegPath(process.env.FFMPEG_PATH), prepareMedia()]);
-  const [curl, nginx, ytDlp, sync] = [onPath('curl'), onPath('nginx'), onPath('yt-dlp'), onPath('sync')];
+  const [curl, nginx, ytDlp, aria2c, sync] = [onPath('curl'), onPath('nginx'), onPath('yt-dlp'), onPath('aria2c'), onPath('sync')];
   const bench: Bench = {
     runDir,
     progress,
     ffmpeg,
     media,
-    tools: { curl, nginx, ytDlp },
+    tools: { curl, nginx, ytDlp, aria2c },
     settle: async () => {
       if (sync) await timedRun(sync, []);
     },
@@ -57,7 +58,7 @@ try {
       return server;
     },
   };
-  progress(`ffmpeg ${ffmpeg}; curl ${curl ?? 'absent'}; nginx ${nginx ?? 'absent'}; yt-dlp ${ytDlp ?? 'absent'}`);
+  progress(`ffmpeg ${ffmpeg}; curl ${curl ?? 'absent'}; nginx ${nginx ?? 'absent'}; yt-dlp ${ytDlp ?? 'absent'}; aria2c ${aria2c ?? 'absent'}`);
   database = await startDatabaseServer(runDir);
   progress(`databases on ${database.label}`);
 
@@ -84,6 +85,9 @@ try {
   progress('direct download');
   const direct = await benchDirect(bench, service, origin, [{ name: S3, service: s3Service }]);
   rows.push(...direct.rows);
+  progress('direct download from a server that limits the rate of each connection');
+  const rateLimited = await benchRateLimited(bench, service);
+  rows.push(...rateLimited.rows);
   progress('HLS');
   rows.push(...(await benchHls(bench, service, slowOrigin, HLS_LATENCY_MS)));
   progress('retrieval');
@@ -117,7 +121,7 @@ try {
   rows.push(...(await benchCreate(bench, apiService, insertApi)), ...pickup);
 
   const seconds = Math.round((performance.now() - began) / 1000);
-  const report = renderReport(rows, { database: database.label, seconds, loadBefore, loadAfter: loadAverage() }, [s3Note(S3)]);
+  const report = renderReport(rows, { database: database.label, seconds, loadBefore, loadAfter: loadAverage() }, [s3Note(S3), ...rateLimited.notes]);
   await writeFile(path.join(projectRoot, 'bench/results.md'), report);
   console.log(`\n${report}`);
   const missed = rows.filter((r) => r.met === false).length;

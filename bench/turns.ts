@@ -22,3 +22,9 @@ export async function takeTurns<K extends string, T>(
   }
   return results;
 }
+
+/** A round's progress line: every contender's latest figure. */
+export const eachLatest = (format: (value: number) => string) => (latest: Record<string, number>) =>
+  Object.entries(latest)
+    .map(([name, value]) => `${name} ${format(value)}`)
+    .join(', ');

@@ -5,7 +5,7 @@ import type { Bench } from '../context.ts';
 import { HLS_SEGMENTS } from '../media.ts';
 import { timedRun, type Server } from '../processes.ts';
 import { median, milliseconds, ratioAtLeast, row, type Row } from '../table.ts';
-import { takeTurns } from '../turns.ts';
+import { eachLatest, takeTurns } from '../turns.ts';
 
 // Scenario 2: an HLS stream of many short segments from a server that answers every request
 // `latencyMs` late, fetched through the service and by ffmpeg itself (the same binary the service
@@ -69,11 +69,7 @@ export async function benchHls(bench: Bench, service: Server, slowOrigin: Server
       );
   }
 
-  const times = await takeTurns(bench, ROUNDS, contenders, (latest) =>
-    Object.entries(latest)
-      .map(([name, ms]) => `${name} ${milliseconds(ms)}`)
-      .join(', '),
-  );
+  const times = await takeTurns(bench, ROUNDS, contenders, eachLatest(milliseconds));
   const figure = `HLS, ${HLS_SEGMENTS} segments, ${latencyMs} ms latency: time`;
   return Object.keys(contenders)
     .filter((name) => name !== SERVICE)

@@ -7,7 +7,7 @@ import { startNginx, startOffloadNginx } from '../nginx.ts';
 import type { Server } from '../processes.ts';
 import { startStaticServer } from '../servers.ts';
 import { megabytes, megabytesPerSecond, median, perSecond, ratioAtLeast, row, type Row, type Target } from '../table.ts';
-import { takeTurns } from '../turns.ts';
+import { eachLatest, takeTurns } from '../turns.ts';
 
 // Scenario 3: GET /download/{token} of a completed file under load, against nginx (or, without
 // it, a plain Node server with `send`) serving the very same file from the service's storage;
@@ -32,12 +32,6 @@ export type RetrievalVariant = {
    */
   redirects?: boolean;
 };
-
-/** A round's progress line: every contender's latest figure. */
-const each = (format: (value: number) => string) => (latest: Record<string, number>) =>
-  Object.entries(latest)
-    .map(([name, value]) => `${name} ${format(value)}`)
-    .join(', ');
 
 type Run = { figure: string; connections: number; headers?: Record<string, string>; measure: 'bytes' | 'requests' };
 
@@ -83,7 +77,7 @@ export async function benchRetrieval(
     const load = (url: string) => () => runLoad({ url, connections: run.connections, durationSeconds: SECONDS, headers: run.headers }).then(pick);
     const contenders: Record<string, () => Promise<number>> = { service: load(download.download_url), [label]: load(theirs) };
     for (const variant of loaded) contenders[variant.name] = load(variant.url);
-    const results = await takeTurns(bench, ROUNDS, contenders, each(format));
+    const results = await takeTurns(bench, ROUNDS, contenders, eachLatest(format));
     const reference = { label, value: median(results[label]!) };
     rows.push(row(run.figure, median(results.service!), reference, 'higher', format, ratioAtLeast(0.5)));
     for (const variant of loaded) rows.push(row(`${run.figure}, ${variant.name}`, median(results[variant.name]!), reference, 'higher', format, variant.target));
@@ -101,7 +95,7 @@ async function followingRedirects(bench: Bench, bytes: number, reference: { labe
   const fetched = (url: string) => async () => (bytes * 1000) / (await fetchToFile(bench.tools.curl, url, '/dev/null'));
   const contenders: Record<string, () => Promise<number>> = { [reference.label]: fetched(reference.url) };
   for (const variant of variants) contenders[variant.name] = fetched(variant.url);
-  const results = await takeTurns(bench, ROUNDS, contenders, each(megabytesPerSecond));
+  const results = await takeTurns(bench, ROUNDS, contenders, eachLatest(megabytesPerSecond));
   const theirs = { label: `${reference.label}, ${client}`, value: median(results[reference.label]!) };
   return variants.map((variant) => row(`${figure}, ${variant.name}`, median(results[variant.name]!), theirs, 'higher', megabytesPerSecond, variant.target));
 }
