@@ -99,9 +99,9 @@ function plainMessage(item: { path: string; message: string }): string {
     : item.message;
 }
 
-// Prisma's codes for a database that cannot be reached or answered in time: a passing state, as is
-// a file store that cannot be reached.
+// Prisma's codes for a database that cannot be reached or answered in time: a passing state.
 const DATABASE_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/** For a database or a file store that cannot be reached for a moment. */
 const RETRY_AFTER_SECONDS = 5;
 
 function toProblem(error: unknown, req: Request): HttpProblem {

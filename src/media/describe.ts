@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { hashOfFile } from '../storage/hash.ts';
+import { sha256OfFile } from '../storage/hash.ts';
 import { probe } from './probe.ts';
 import type { RemuxedFile } from './remux.ts';
 
@@ -13,7 +13,7 @@ export type DescribedFile = RemuxedFile & {
 
 /** What the API says about a file ffmpeg wrote: its size, sha256, duration and picture size. */
 export async function describe(ffmpeg: string, file: RemuxedFile, signal: AbortSignal): Promise<DescribedFile> {
-  const hash = await hashOfFile(file.path, signal);
+  const sha256 = await sha256OfFile(file.path, signal);
   const { durationSeconds, width, height } = await probe({ ffmpeg, file: file.path, signal });
-  return { ...file, sizeBytes: (await stat(file.path)).size, sha256: hash.digest('hex'), durationSeconds, width, height };
+  return { ...file, sizeBytes: (await stat(file.path)).size, sha256, durationSeconds, width, height };
 }

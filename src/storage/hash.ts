@@ -1,11 +1,11 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 
-/** The sha256 state after a file's bytes: digest it, or go on updating it with what follows. */
-export async function hashOfFile(file: string, signal?: AbortSignal): Promise<Hash> {
+/** The sha256 (hex) of a file's bytes. */
+export async function sha256OfFile(file: string, signal?: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
-  // Fed by hand rather than piped into: a piped hash is finished, and a resumed download still has bytes to add.
+  // Fed by hand: a hash piped into finishes itself, and its digest can then only be read as data.
   await pipeline(
     createReadStream(file),
     async function* (chunks: AsyncIterable<Buffer>) {
@@ -13,5 +13,5 @@ export async function hashOfFile(file: string, signal?: AbortSignal): Promise<Ha
     },
     { signal },
   );
-  return hash;
+  return hash.digest('hex');
 }

@@ -1,4 +1,4 @@
-import { hashOfFile } from '../../storage/hash.ts';
+import { sha256OfFile } from '../../storage/hash.ts';
 import type { SourceResponse } from '../http.ts';
 import type { FetchedDirectFile, SourceContext } from '../types.ts';
 import { dispositionName } from './disposition.ts';
@@ -17,7 +17,7 @@ export async function fetchDirect(ctx: SourceContext, opened?: SourceResponse): 
   const streamed = source.complete ? null : await streamToDisk(ctx, source);
   await ctx.transfer.finish();
   // A file resumed holds bytes that did not pass through this attempt's hash.
-  const sha256 = streamed?.sha256 ?? (await hashOfFile(ctx.transfer.file, ctx.signal)).digest('hex');
+  const sha256 = streamed?.sha256 ?? (await sha256OfFile(ctx.transfer.file, ctx.signal));
   const headers = source.response.headers;
   return {
     path: ctx.transfer.file,

@@ -55,15 +55,19 @@ export class Bucket {
   }
 }
 
+/** The HTTP status the store answered with; undefined when it did not answer. */
+export function statusOf(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+}
+
 /** Whether S3 answered that there is no such object (or upload). */
 export function isMissing(error: unknown): boolean {
-  return error instanceof S3ServiceException && (error.$metadata.httpStatusCode === 404 || ['NotFound', 'NoSuchKey', 'NoSuchUpload'].includes(error.name));
+  return error instanceof S3ServiceException && (statusOf(error) === 404 || ['NotFound', 'NoSuchKey', 'NoSuchUpload'].includes(error.name));
 }
 
 /** What went wrong with the bucket, in a few words. */
 export function reasonOf(error: unknown): string {
-  if (error instanceof S3ServiceException)
-    return `${error.name}${error.$metadata.httpStatusCode ? ` (HTTP ${error.$metadata.httpStatusCode})` : ''}: ${error.message}`;
+  if (error instanceof S3ServiceException) return `${error.name}${statusOf(error) ? ` (HTTP ${statusOf(error)})` : ''}: ${error.message}`;
   const { code, message } = error as { code?: unknown; message?: unknown };
   return [typeof code === 'string' ? code : null, typeof message === 'string' ? message : String(error)].filter(Boolean).join(': ');
 }

@@ -6,7 +6,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCom
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { StoredFileGone, type FileStore, type PresignRequest, type StoredFile } from '../store.ts';
-import { bucketFailure, isMissing, reasonOf, type Bucket } from './bucket.ts';
+import { bucketFailure, isMissing, reasonOf, statusOf, type Bucket } from './bucket.ts';
 import type { CompletedTransfers } from './completed-transfers.ts';
 
 // Finished files as objects of a bucket, and only there: a worker uploads a file from its working
@@ -88,7 +88,7 @@ export class S3Store implements FileStore {
       return null;
     } catch (error) {
       // A HEAD answer has no body, so S3 cannot say more than its status.
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      const status = statusOf(error);
       const reason = status === 404 ? 'it does not exist (HTTP 404)' : status === 403 ? 'access is denied (HTTP 403)' : reasonOf(error);
       return `the S3 bucket ${this.bucket.name} cannot be used: ${reason}`;
     }

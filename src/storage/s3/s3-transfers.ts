@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { DownloadError } from '../../core/errors.ts';
 import type { HeldTransfer, Transfer, Transfers } from '../transfer.ts';
-import { bucketFailure, isMissing, type Bucket } from './bucket.ts';
+import { bucketFailure, isMissing, statusOf, type Bucket } from './bucket.ts';
 import type { CompletedTransfers } from './completed-transfers.ts';
 import { partWriter } from './part-writer.ts';
 import type { TransferRecord, TransferRecords } from './transfer-records.ts';
@@ -65,7 +65,7 @@ async function abortUpload(bucket: Bucket, record: TransferRecord): Promise<bool
     await bucket.client.send(new AbortMultipartUploadCommand({ Bucket: bucket.name, Key: record.key, UploadId: record.uploadId }));
     return true;
   } catch (error) {
-    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    const status = statusOf(error);
     return isMissing(error) || status === 405 || status === 501;
   }
 }
@@ -76,6 +76,7 @@ class S3Transfer implements Transfer {
   private nextPart = 1;
   /** The upload the bytes go to, once held() or begin() knows it. */
   private upload: { uploadId: string; key: string } | null = null;
+  private heldOnce: Promise<HeldTransfer | null> | null = null;
 
   constructor(
     private readonly id: string,
@@ -87,7 +88,13 @@ class S3Transfer implements Transfer {
     private readonly completed: CompletedTransfers,
   ) {}
 
-  async held(): Promise<HeldTransfer | null> {
+  /** Read once per attempt (a Transfer is opened for one): asked first whether to resume at all, then where from. */
+  held(): Promise<HeldTransfer | null> {
+    this.heldOnce ??= this.readHeld();
+    return this.heldOnce;
+  }
+
+  private async readHeld(): Promise<HeldTransfer | null> {
     const record = await this.records.find(this.id);
     this.kept = 0;
     this.nextPart = 1;
@@ -123,6 +130,7 @@ class S3Transfer implements Transfer {
     await writeFile(this.file, '');
     this.kept = 0;
     this.nextPart = 1;
+    this.heldOnce = Promise.resolve(null);
   }
 
   writer(from: number): Writable {
