@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { makeDataDir, type Download } from './support/api.ts';
 import { createTestDatabase, type TestDatabase } from './support/database.ts';
@@ -59,7 +59,11 @@ test('when the process is killed with SIGKILL mid-download and restarted on the 
   expect(cut!.outcome).toBe('aborted');
   const sentBeforeKill = cut!.bytesSent;
   const partialFile = path.join(dataDir, 'partial', id, 'direct.part');
-  const kept = (await stat(partialFile)).size;
+  // The spans written are recorded after the bytes, at most a second behind them.
+  const spans = JSON.parse(await readFile(path.join(dataDir, 'partial', id, 'direct.kept'), 'utf8')) as Array<{ start: number; end: number }>;
+  expect(spans).toEqual([{ start: 0, end: expect.any(Number) }]);
+  const kept = spans[0]!.end;
+  expect((await stat(partialFile)).size).toBeGreaterThanOrEqual(kept);
   expect(kept).toBeGreaterThan(0);
   expect(kept).toBeLessThan(size);
 

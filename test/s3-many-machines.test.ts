@@ -51,6 +51,9 @@ async function machine(role: 'api' | 'worker'): Promise<{ process: ServiceProces
     RATE_LIMIT_PER_MINUTE: '0',
     RETRY_DELAY_SECONDS: '1',
     LOG_LEVEL: 'info',
+    // One connection, so that parts complete one after another and the kill finds some recorded
+    // (over several, each connection's part completes only at its piece's end).
+    DIRECT_CONNECTIONS: '1',
   });
   return { process, dataDir, tmpDir };
 }

@@ -52,6 +52,7 @@ describe('fetching a planned stream', () => {
       transfer: new LocalTransfers().open(id, workDir),
       signal: new AbortController().signal,
       maxFileBytes,
+      directConnections: 1,
       validator: null,
       rememberValidator: async () => {},
       progress: (downloaded, total) => reports.push({ downloaded, total }),

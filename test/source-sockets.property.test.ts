@@ -408,6 +408,7 @@ describe('a direct file', () => {
       transfer: new LocalTransfers().open(id, workDir),
       signal: new AbortController().signal,
       maxFileBytes: 1024 ** 3,
+      directConnections: 1,
       validator: null,
       rememberValidator: async () => {},
       progress: () => {},

@@ -68,6 +68,7 @@ const schema = z.object({
   // Twelve hours of one-second segments: any real VOD stream fits, a manifest bomb does not.
   MAX_SEGMENTS: int(1, 1_000_000).default(43_200),
   SEGMENT_CONCURRENCY: int(1, 64).default(32),
+  DIRECT_CONNECTIONS: int(1, 32).default(8),
   FILE_TTL_SECONDS: int(1).default(86_400),
   WORKER_CONCURRENCY: int(1, 256).default(4),
   FFMPEG_PATH: z.string().min(1).optional(),
@@ -159,6 +160,8 @@ export type Config = {
   maxSegments: number;
   /** Segments of one HLS or DASH download fetched at once. */
   segmentConcurrency: number;
+  /** Connections one direct file may be fetched over at once, in ranged pieces. */
+  directConnections: number;
   fileTtlSeconds: number;
   workerConcurrency: number;
   ffmpegPath: string | undefined;
@@ -221,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxFileBytes: c.MAX_FILE_BYTES,
     maxSegments: c.MAX_SEGMENTS,
     segmentConcurrency: c.SEGMENT_CONCURRENCY,
+    directConnections: c.DIRECT_CONNECTIONS,
     fileTtlSeconds: c.FILE_TTL_SECONDS,
     workerConcurrency: c.WORKER_CONCURRENCY,
     ffmpegPath: c.FFMPEG_PATH,

@@ -10,6 +10,8 @@ export type SourceContext = {
   transfer: Transfer;
   signal: AbortSignal;
   maxFileBytes: number;
+  /** Connections a direct file may be fetched over at once, in ranged pieces (1: one connection). */
+  directConnections: number;
   /** The validator remembered from an earlier attempt, for If-Range. */
   validator: string | null;
   rememberValidator(validator: string | null): Promise<void>;

@@ -129,6 +129,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
         transfer: storage.transfers.open(row.id, workDir),
         signal,
         maxFileBytes: config.maxFileBytes,
+        directConnections: config.directConnections,
         validator: row.sourceValidator,
         rememberValidator: (validator) => attempt.rememberSourceValidator(validator),
         progress: (downloaded, total) => progress.report(downloaded, total),

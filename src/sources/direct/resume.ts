@@ -1,3 +1,4 @@
+import { frontOf, type Span } from '../../storage/spans.ts';
 import { contentLength, discard, requireStatus, type SourceResponse } from '../http.ts';
 import type { SourceContext } from '../types.ts';
 
@@ -8,8 +9,10 @@ import type { SourceContext } from '../types.ts';
 
 export type Resumption = {
   response: SourceResponse;
-  /** Where in the file the body starts: the bytes kept, or 0 when the file starts over. */
+  /** Where in the file the body starts: the end of the bytes kept at its start, or 0 when the file starts over. */
   from: number;
+  /** The spans of this version of the file kept already (none when it starts over). */
+  kept: Span[];
   /** The whole file's length, when the source says it. */
   total: number | null;
   /** Every byte is kept already: the body was let go, and the response tells only the file's type. */
@@ -28,37 +31,39 @@ export async function resumableDirect(ctx: SourceContext): Promise<string | null
  */
 export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse): Promise<Resumption> {
   const held = await ctx.transfer.held();
-  let have = held?.bytes ?? 0;
-  if (opened && have > 0) discard(opened);
-  let response = opened && have === 0 ? opened : await request(ctx, have);
+  // Kept bytes that do not start the file (another connection's piece) are resumed all the same.
+  let kept = held?.kept ?? [];
+  const have = frontOf(kept);
+  if (opened && kept.length > 0) discard(opened);
+  let response = opened && kept.length === 0 ? opened : await request(ctx, kept.length > 0 ? have : null);
 
-  if (have > 0 && response.status === 416) {
+  if (kept.length > 0 && response.status === 416) {
     // Everything was kept already (a crash between the last byte and the file's completion) or the file shrank.
     const total = totalFromContentRange(response.headers['content-range']);
     discard(response);
-    if (total === have && sameVersion(ctx, response)) return { response, from: have, total, complete: true };
-    have = 0;
-    response = await request(ctx, have);
+    if (total === have && sameVersion(ctx, response)) return { response, from: have, kept, total, complete: true };
+    kept = [];
+    response = await request(ctx, null);
   }
   if (
-    have > 0 &&
+    kept.length > 0 &&
     (response.status !== 206 ||
-      startOfContentRange(response.headers['content-range']) !== have ||
+      contentRange(response.headers['content-range'])?.first !== have ||
       !sameVersion(ctx, response) ||
       !sameLength(held?.total ?? null, totalFromContentRange(response.headers['content-range'])))
   ) {
     // The source ignored the range, or the file changed (If-Range, or a source that ignores
     // If-Range but says which version it sent): start again from zero.
-    have = 0;
+    kept = [];
     if (response.status !== 200) {
       discard(response);
-      response = await request(ctx, have);
+      response = await request(ctx, null);
     }
   }
   requireStatus(response, [200, 206]);
   const total = response.status === 206 ? totalFromContentRange(response.headers['content-range']) : contentLength(response);
-  if (have === 0) await startOver(ctx, response, total);
-  return { response, from: have, total, complete: false };
+  if (kept.length === 0) await startOver(ctx, response, total);
+  return { response, from: kept.length === 0 ? 0 : have, kept, total, complete: false };
 }
 
 /** Drops what is kept and remembers what a later attempt resumes from: this URL, this version of its file, this length. */
@@ -76,9 +81,10 @@ function sameLength(recorded: number | null, total: number | null): boolean {
   return recorded === null || total === null || recorded === total;
 }
 
-function request(ctx: SourceContext, from: number): Promise<SourceResponse> {
+/** A GET of the file from byte `from` on, of the version kept; of the whole file, with no condition, when `from` is null. */
+function request(ctx: SourceContext, from: number | null): Promise<SourceResponse> {
   const headers: Record<string, string> = {};
-  if (from > 0) {
+  if (from !== null) {
     headers.range = `bytes=${from}-`;
     if (ctx.validator) headers['if-range'] = ctx.validator;
   }
@@ -86,7 +92,7 @@ function request(ctx: SourceContext, from: number): Promise<SourceResponse> {
 }
 
 /** A strong ETag or else Last-Modified: what If-Range accepts. */
-function resumeValidator(headers: SourceResponse['headers']): string | null {
+export function resumeValidator(headers: SourceResponse['headers']): string | null {
   const etag = headers.etag;
   if (etag && !etag.startsWith('W/')) return etag;
   return headers['last-modified'] ?? null;
@@ -98,11 +104,14 @@ function sameVersion(ctx: SourceContext, response: SourceResponse): boolean {
   return ctx.validator === null || validator === null || validator === ctx.validator;
 }
 
-function startOfContentRange(value: string | undefined): number | null {
-  const match = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(value ?? '');
-  return match ? Number(match[1]) : null;
+/** The parts of a Content-Range of bytes: the first and last byte sent, and the file's length when given. */
+export function contentRange(value: string | undefined): { first: number; last: number; total: number | null } | null {
+  const match = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(value ?? '');
+  if (!match) return null;
+  return { first: Number(match[1]), last: Number(match[2]), total: match[3] === '*' ? null : Number(match[3]) };
 }
 
+/** The file's length a Content-Range gives, also in a 416's `bytes * /length`. */
 function totalFromContentRange(value: string | undefined): number | null {
   const match = /\/(\d+)$/.exec(value ?? '');
   return match ? Number(match[1]) : null;

@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
-import { Readable, Writable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
+import { fileWriter } from '../file-writer.ts';
 
-// The bytes of a direct file as they arrive: written into the local file, and, each time a part's
-// worth is there, that part read back from the local file (not kept in memory) and uploaded while
-// the next one arrives. One part uploads at a time, so that what a killed worker loses is at most
-// the part being uploaded and the one being written.
+// The bytes of a piece of a direct file as they arrive: written into the local file, and, each time
+// a part's worth is there, that part read back from the local file (not kept in memory) and
+// uploaded while the next one arrives. One part of a piece uploads at a time, so that what a killed
+// worker loses is at most the part being uploaded and the one being written, for each piece.
 
 export type PartSink = {
   /** Uploads bytes `firstByte` to `firstByte + bytes` of `file` as part `number`, and records it; `signal` stops it. */
@@ -16,23 +16,19 @@ export type PartWriterOptions = {
   file: string;
   /** Where the bytes start: a part's edge. */
   from: number;
-  /** The number of the part that starts at `from`. */
-  firstPart: number;
   partBytes: number;
   sink: PartSink;
 };
 
-export function partWriter({ file, from, firstPart, partBytes, sink }: PartWriterOptions): Writable {
-  let handle: FileHandle | undefined;
-  let position = from;
+export function partWriter({ file, from, partBytes, sink }: PartWriterOptions): Writable {
   let partStart = from;
-  let number = firstPart;
   let uploading: Promise<void> = Promise.resolve();
   // A writer destroyed (a cancel, a failure of the source) stops the part on its way.
   const stopped = new AbortController();
 
   const uploadUpTo = async (partEnd: number) => {
-    const part = { number: number++, firstByte: partStart, bytes: partEnd - partStart };
+    // Parts sit at fixed places, so that pieces written at once never share one.
+    const part = { number: Math.floor(partStart / partBytes) + 1, firstByte: partStart, bytes: partEnd - partStart };
     partStart = partEnd;
     // The part before must be up before this one starts: never more than one in flight.
     await uploading;
@@ -43,61 +39,15 @@ export function partWriter({ file, from, firstPart, partBytes, sink }: PartWrite
     uploading.catch(() => {});
   };
 
-  return new Writable({
-    highWaterMark: 1024 * 1024,
-    construct(done) {
-      // r+ keeps what is before `from`; w+ makes the file when it is not there.
-      settle(
-        open(file, 'r+')
-          .catch(() => open(file, 'w+'))
-          .then((opened) => {
-            handle = opened;
-          }),
-        done,
-      );
+  return fileWriter(file, from, {
+    written: async (_from, to) => {
+      while (to - partStart >= partBytes) await uploadUpTo(partStart + partBytes);
     },
-    write(chunk: Buffer, _encoding, done) {
-      settle(
-        (async () => {
-          let written = 0;
-          while (written < chunk.length) {
-            const { bytesWritten } = await handle!.write(chunk, written, chunk.length - written, position);
-            written += bytesWritten;
-            position += bytesWritten;
-          }
-          while (position - partStart >= partBytes) await uploadUpTo(partStart + partBytes);
-        })(),
-        done,
-      );
+    ended: async (end) => {
+      // The last part may be short; a file with no byte still needs one (even empty).
+      if (end > partStart || end === 0) await uploadUpTo(end);
+      await uploading;
     },
-    final(done) {
-      settle(
-        (async () => {
-          // The last part may be short; a file with no part yet still needs one (even empty).
-          if (position > partStart || number === 1) await uploadUpTo(position);
-          await uploading;
-          await handle!.truncate(position);
-          await handle!.close();
-          handle = undefined;
-        })(),
-        done,
-      );
-    },
-    destroy(error, done) {
-      stopped.abort();
-      const closing = handle?.close() ?? Promise.resolve();
-      handle = undefined;
-      closing.then(
-        () => done(error),
-        () => done(error),
-      );
-    },
+    closed: () => stopped.abort(),
   });
-}
-
-function settle(work: Promise<void>, done: (error?: Error | null) => void): void {
-  work.then(
-    () => done(),
-    (error: unknown) => done(error as Error),
-  );
 }

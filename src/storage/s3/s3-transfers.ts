@@ -1,5 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { appendFile, truncate, writeFile } from 'node:fs/promises';
+import { truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -12,11 +11,13 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { DownloadError } from '../../core/errors.ts';
+import { fileWriter } from '../file-writer.ts';
+import { addSpan, spanBytes, type Span } from '../spans.ts';
 import type { HeldTransfer, Transfer, Transfers } from '../transfer.ts';
 import { bucketFailure, isMissing, statusOf, type Bucket } from './bucket.ts';
 import type { CompletedTransfers } from './completed-transfers.ts';
 import { partWriter } from './part-writer.ts';
-import type { TransferRecord, TransferRecords } from './transfer-records.ts';
+import type { PartRecord, TransferRecord, TransferRecords } from './transfer-records.ts';
 
 // With S3 a direct file streams into a multipart upload at its finished file's key, each completed
 // part recorded in PostgreSQL (transfer-records.ts). A worker on any machine resumes it from the
@@ -72,8 +73,7 @@ async function abortUpload(bucket: Bucket, record: TransferRecord): Promise<bool
 
 class S3Transfer implements Transfer {
   /** The bytes an earlier attempt kept in the bucket, which this machine's file may not hold. */
-  private kept = 0;
-  private nextPart = 1;
+  private kept: Span[] = [];
   /** The upload the bytes go to, once held() or begin() knows it. */
   private upload: { uploadId: string; key: string } | null = null;
   private heldOnce: Promise<HeldTransfer | null> | null = null;
@@ -88,6 +88,10 @@ class S3Transfer implements Transfer {
     private readonly completed: CompletedTransfers,
   ) {}
 
+  get grain(): number {
+    return this.partBytes;
+  }
+
   /** Read once per attempt (a Transfer is opened for one): asked first whether to resume at all, then where from. */
   held(): Promise<HeldTransfer | null> {
     this.heldOnce ??= this.readHeld();
@@ -96,26 +100,16 @@ class S3Transfer implements Transfer {
 
   private async readHeld(): Promise<HeldTransfer | null> {
     const record = await this.records.find(this.id);
-    this.kept = 0;
-    this.nextPart = 1;
+    this.kept = [];
     this.upload = record && !record.completed ? { uploadId: record.uploadId, key: record.key } : null;
     if (!record) return null;
     this.partBytes = record.partBytes;
     // An upload completed into an object that is gone since (removed by hand, say) holds nothing.
     if (record.completed && !(await this.holds(record))) return null;
-    let bytes = 0;
-    for (const part of record.parts) {
-      // Parts past a gap (one that did not finish while the next did) are uploaded again.
-      if (part.number !== this.nextPart || part.firstByte !== bytes) {
-        await this.records.dropPartsFrom(this.id, this.nextPart);
-        break;
-      }
-      bytes += part.bytes;
-      this.nextPart++;
-    }
-    if (bytes === 0) return null;
-    this.kept = bytes;
-    return { url: record.url, total: record.total, bytes };
+    // Only a part in its own place counts: it is uploaded again otherwise, under the same number.
+    for (const part of record.parts.filter((part) => inPlace(part, record))) this.kept = addSpan(this.kept, part.firstByte, part.firstByte + part.bytes);
+    if (spanBytes(this.kept) === 0) return null;
+    return { url: record.url, total: record.total, kept: this.kept };
   }
 
   async begin(url: string, total: number | null): Promise<void> {
@@ -128,18 +122,16 @@ class S3Transfer implements Transfer {
     this.upload = { uploadId: created.UploadId!, key };
     await this.records.begin(this.id, { ...this.upload, url, total, partBytes: this.partBytes });
     await writeFile(this.file, '');
-    this.kept = 0;
-    this.nextPart = 1;
+    this.kept = [];
     this.heldOnce = Promise.resolve(null);
   }
 
-  writer(from: number): Writable {
+  writer(start: number): Writable {
     const upload = this.upload;
     if (!upload) throw new DownloadError('internal_error', 'No upload was started for this file.', true);
     return partWriter({
       file: this.file,
-      from,
-      firstPart: this.nextPart,
+      from: start,
       partBytes: this.partBytes,
       sink: {
         upload: async ({ number, firstByte, bytes, body }, signal) => {
@@ -167,9 +159,10 @@ class S3Transfer implements Transfer {
     });
   }
 
-  async finish(): Promise<void> {
+  async finish(size: number): Promise<void> {
     const record = await this.records.find(this.id);
     if (!record) throw new DownloadError('internal_error', 'The record of this upload is gone.', true);
+    if (!coversExactly(record, size)) throw new DownloadError('internal_error', `The parts uploaded of this file are not its ${size} bytes.`, true);
     if (!record.completed) {
       await this.bucket.client
         .send(
@@ -187,8 +180,8 @@ class S3Transfer implements Transfer {
         });
       await this.records.markCompleted(this.id, record.uploadId);
     }
-    if (this.kept > 0) await this.readBack(record.key, this.kept);
-    await truncate(this.file, sizeOf(record));
+    for (const span of this.kept) await this.readBack(record.key, span);
+    await truncate(this.file, size);
     await this.completed.remember(this.id, this.file);
   }
 
@@ -198,12 +191,11 @@ class S3Transfer implements Transfer {
     return head?.ContentLength === sizeOf(record);
   }
 
-  /** Writes the object's first `bytes` into the local file, which lacks them (they were kept elsewhere). */
-  private async readBack(key: string, bytes: number): Promise<void> {
+  /** Writes a span of the object into the local file, which lacks it (it was kept elsewhere). */
+  private async readBack(key: string, { start, end }: Span): Promise<void> {
     try {
-      await appendFile(this.file, '');
-      const object = await this.bucket.client.send(new GetObjectCommand({ Bucket: this.bucket.name, Key: key, Range: `bytes=0-${bytes - 1}` }));
-      await pipeline(object.Body as Readable, createWriteStream(this.file, { flags: 'r+', start: 0 }));
+      const object = await this.bucket.client.send(new GetObjectCommand({ Bucket: this.bucket.name, Key: key, Range: `bytes=${start}-${end - 1}` }));
+      await pipeline(object.Body as Readable, fileWriter(this.file, start));
     } catch (error) {
       throw bucketFailure(this.bucket, 'give back the bytes kept of a file', error);
     }
@@ -212,4 +204,23 @@ class S3Transfer implements Transfer {
 
 function sizeOf(record: TransferRecord): number {
   return record.parts.reduce((sum, part) => sum + part.bytes, 0);
+}
+
+/** Whether a part sits where its number puts it, and is whole unless it ends the file. */
+function inPlace(part: PartRecord, record: TransferRecord): boolean {
+  const end = part.firstByte + part.bytes;
+  return (
+    part.firstByte === (part.number - 1) * record.partBytes &&
+    (part.bytes === record.partBytes || (record.total === null ? part.bytes <= record.partBytes : end === record.total))
+  );
+}
+
+/** Whether the parts, in order, are the file's `size` bytes with no gap or overlap. */
+function coversExactly(record: TransferRecord, size: number): boolean {
+  let at = 0;
+  for (const part of record.parts) {
+    if (part.firstByte !== at) return false;
+    at += part.bytes;
+  }
+  return at === size;
 }

@@ -51,11 +51,6 @@ export class TransferRecords {
     return added > 0;
   }
 
-  /** Forgets parts from `number` on: bytes after a gap are not resumed from. */
-  async dropPartsFrom(id: string, number: number): Promise<void> {
-    await this.prisma.transferPart.deleteMany({ where: { downloadId: id, number: { gte: number } } });
-  }
-
   async markCompleted(id: string, uploadId: string): Promise<void> {
     await this.prisma.transfer.updateMany({ where: { downloadId: id, uploadId }, data: { completed: true } });
   }

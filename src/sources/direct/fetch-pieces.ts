@@ -1,0 +1,228 @@
+import { setMaxListeners } from 'node:events';
+import { DownloadError } from '../../core/errors.ts';
+import { gapsOf, spanBytes } from '../../storage/spans.ts';
+import { ByteMeter, tooLarge } from '../byte-meter.ts';
+import { discard, type SourceResponse } from '../http.ts';
+import type { SourceContext } from '../types.ts';
+import { FrontHash } from './front-hash.ts';
+import { Piece, PieceQueue } from './pieces.ts';
+import { contentRange, resumeValidator, type Resumption } from './resume.ts';
+import { streamPiece, type PieceFetch } from './stream-piece.ts';
+
+// The rest of a direct file, over one connection or several. A single connection is capped by
+// latency and, on most video hosts and CDNs, by a per-connection throttle; so when a file's first
+// connection is seen to be slow, and its source answers ranges of one stable version, the rest is
+// shared out over up to DIRECT_CONNECTIONS. A fast source (a file that one connection brings
+// within a second or two) is left to one connection: more would cost requests and CPU for nothing.
+// Sharing starts only once a ranged request for the file's last piece comes back as a 206 of the
+// same version; a source that refuses it costs that one request. A piece that comes back of another
+// version fails the attempt; the next one finds the change through If-Range and starts the file
+// over, never splicing two versions.
+
+export type FetchedRest = { sizeBytes: number; sha256: string | null };
+
+/** How long the first connection runs alone: long enough to see its speed. */
+const WATCH_MS = 250;
+/** A file that one connection will bring within this, at the speed seen, is not shared out. */
+const SHARE_IF_LEFT_MS = 1000;
+/**
+ * Nor is a connection this fast: past it the bound is the machine's CPU and disk, not the
+ * connection (on loopback, 300 MB took 1.3 s over eight connections and 0.8 s over one).
+ */
+const SHARE_BELOW_BYTES_PER_SECOND = 64 * 1024 * 1024;
+
+export async function fetchRest(ctx: SourceContext, source: Resumption): Promise<FetchedRest> {
+  const { response, from, total, kept } = source;
+  if (total !== null && total > ctx.maxFileBytes) {
+    discard(response);
+    throw tooLarge(ctx.maxFileBytes, total);
+  }
+  const version = versionOf(ctx, response, total);
+  const gaps = total === null ? [] : gapsOf(kept, total);
+  // Pieces kept beyond the first gap (an attempt over several connections was cut): the last gap
+  // is asked for first; a source that answers it has the rest fetched in pieces as well.
+  if (version && gaps.length > 1) {
+    const queue = new PieceQueue(gaps, ctx.transfer.grain);
+    const last = await openPiece(ctx, queue.claim('last')!, version, ctx.signal);
+    if (!('refused' in last)) {
+      const front = queue.claim('first')!;
+      front.reach = version.total;
+      const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, spanBytes(kept)), null);
+      await connections.run([{ piece: front, response, responseEnd: total }, last]);
+      return { sizeBytes: version.total, sha256: null };
+    }
+  }
+  // The rest over the response at hand, from `from` to the end, shared out if it is slow; hashed
+  // along the way when it starts the file.
+  const hash = from === 0 ? new FrontHash(ctx.transfer.file) : null;
+  const front = new Piece(from, total ?? Infinity);
+  const queue = new PieceQueue([], ctx.transfer.grain);
+  queue.adopt(front);
+  const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, from), hash);
+  await connections.run([{ piece: front, response, responseEnd: total }], version ? WATCH_MS : null);
+  const sizeBytes = total ?? front.position;
+  return { sizeBytes, sha256: (await hash?.digest(sizeBytes)) ?? null };
+}
+
+/**
+ * The version of the file being fetched, which every piece must be of, and where it is: the URL
+ * the first response came from, at the end of any redirects (asked for again per attempt, not per
+ * piece). Null when the file cannot be fetched in pieces: one connection allowed, no length, no
+ * ranges offered, or nothing that tells one version from another.
+ */
+type Version = { url: string; validator: string; total: number };
+
+function versionOf(ctx: SourceContext, response: SourceResponse, total: number | null): Version | null {
+  const validator = resumeValidator(response.headers);
+  const offersRanges = response.status === 206 || /\bbytes\b/i.test(response.headers['accept-ranges'] ?? '');
+  if (ctx.directConnections < 2 || total === null || !offersRanges || !validator) return null;
+  return { url: response.url, validator, total };
+}
+
+/** The connections of one attempt at a file: any failure stops them all. */
+class Connections {
+  private readonly stop = new AbortController();
+  private readonly signal: AbortSignal;
+  private readonly tasks: Array<Promise<void>> = [];
+  private failure: unknown = null;
+  private refusal: Error | null = null;
+
+  constructor(
+    private readonly ctx: SourceContext,
+    private readonly queue: PieceQueue,
+    private readonly version: Version | null,
+    private readonly meter: ByteMeter,
+    private readonly hash: FrontHash | null,
+  ) {
+    this.signal = AbortSignal.any([ctx.signal, this.stop.signal]);
+    // Each connection listens to it while it asks, reads and writes.
+    setMaxListeners(8 * ctx.directConnections, this.signal);
+  }
+
+  /**
+   * Reads the responses at hand, and has the rest of the pieces fetched over further connections:
+   * at once, or, given `watchMs`, once the first has run that long and is seen to be slow.
+   */
+  async run(opened: PieceFetch[], watchMs: number | null = 0): Promise<void> {
+    for (const fetch of opened) this.connect(fetch);
+    if (watchMs === 0) this.connectMore(opened.length);
+    let watch: NodeJS.Timeout | undefined;
+    if (watchMs) {
+      const [{ piece }] = opened as [PieceFetch];
+      const startedAt = Date.now();
+      watch = setTimeout(() => {
+        if (piece.left === 0) return;
+        const bytesPerSecond = ((piece.position - piece.start) * 1000) / (Date.now() - startedAt);
+        const slow = bytesPerSecond < SHARE_BELOW_BYTES_PER_SECOND && (piece.left * 1000) / Math.max(1, bytesPerSecond) > SHARE_IF_LEFT_MS;
+        if (slow) this.connect(this.share(piece));
+      }, watchMs);
+    }
+    try {
+      await this.settled();
+    } finally {
+      clearTimeout(watch);
+    }
+    // Every connection stopped with pieces left: the source refused the ones that would have taken them.
+    if (!this.failure && this.queue.unfinished) {
+      this.connect(null);
+      await this.settled();
+    }
+    if (this.failure) throw this.failure as Error;
+    if (this.queue.unfinished) throw this.refusal ?? new DownloadError('source_http_error', 'The source stopped answering ranges of the file.', true);
+  }
+
+  /** Until every connection has ended; one may start while others run. */
+  private async settled(): Promise<void> {
+    for (let seen = 0; seen < this.tasks.length;) {
+      const started = this.tasks.slice(seen);
+      seen += started.length;
+      await Promise.all(started);
+    }
+  }
+
+  /**
+   * Cuts the rest of the first connection's piece into pieces and asks for the last; once the
+   * source answers it, the rest of the connections start. A refusal gives it all back.
+   */
+  private async share(front: Piece): Promise<PieceFetch | null> {
+    if (!this.queue.shareOut(front, this.ctx.directConnections)) return null;
+    const last = this.queue.claim('last')!;
+    const opened = await openPiece(this.ctx, last, this.version!, this.signal);
+    if ('refused' in opened) {
+      this.queue.giveBack(last);
+      this.queue.unshare(front);
+      return null;
+    }
+    this.connectMore(2);
+    return opened;
+  }
+
+  private connectMore(running: number): void {
+    for (let n = running; n < this.ctx.directConnections; n++) this.connect(null);
+  }
+
+  /** A connection: the piece at hand (or the one `start` gives), then whatever piece is next, until none is left or the source refuses it. */
+  private connect(start: PieceFetch | Promise<PieceFetch | null> | null): void {
+    const task = (async () => {
+      let job: PieceFetch | null = null;
+      try {
+        job = await start;
+        for (;;) {
+          if (!job) {
+            const piece = this.version && this.queue.next();
+            if (!piece) return;
+            const opened = await openPiece(this.ctx, piece, this.version, this.signal);
+            if ('refused' in opened) {
+              // Too many connections for the source (a 429 or a 503, say): the others share its piece.
+              this.refusal = opened.refused;
+              this.queue.giveBack(piece);
+              return;
+            }
+            job = opened;
+          }
+          const fetch: PieceFetch = job;
+          await streamPiece(this.ctx, fetch, this.meter, { signal: this.signal, hash: fetch.piece.start === 0 ? (this.hash ?? undefined) : undefined });
+          this.queue.done(fetch.piece);
+          this.hash?.pieceDone(fetch.piece.start, fetch.piece.end);
+          job = null;
+        }
+      } catch (error) {
+        this.failure ??= error;
+        this.stop.abort(error);
+        if (job) discard(job.response);
+      }
+    })();
+    // It never rejects: a failure is kept, and thrown once every connection has stopped.
+    this.tasks.push(task);
+  }
+}
+
+/**
+ * A ranged GET of a piece, of the version being fetched. A 206 of exactly that range is the piece;
+ * another version is a changed file, which fails the attempt; anything else is the source refusing
+ * this connection.
+ */
+async function openPiece(ctx: SourceContext, piece: Piece, { url, validator, total }: Version, signal: AbortSignal): Promise<PieceFetch | { refused: Error }> {
+  // Asked for as it is now: another connection may take its second half while the answer comes.
+  const [first, last] = [piece.position, piece.end - 1];
+  let response: SourceResponse;
+  try {
+    response = await ctx.http.get(url, { headers: { range: `bytes=${first}-${last}`, 'if-range': validator }, signal });
+  } catch (error) {
+    if (signal.aborted || (error instanceof DownloadError && error.code === 'blocked_address')) throw error;
+    return { refused: error as Error };
+  }
+  const version = resumeValidator(response.headers);
+  if (version !== null && version !== validator) {
+    discard(response);
+    throw new DownloadError('source_http_error', 'The file changed at the source while its pieces were fetched; it starts over.', true);
+  }
+  const range = contentRange(response.headers['content-range']);
+  const exact = response.status === 206 && range?.first === first && range.last === last && range.total === total;
+  if (!exact || version === null) {
+    discard(response);
+    return { refused: new DownloadError('source_http_error', `The source answered HTTP ${response.status} to a range of the file.`, true) };
+  }
+  piece.reach = last + 1;
+  return { piece, response, responseEnd: last + 1 };
+}

@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { addSpan, type Span } from '../../storage/spans.ts';
+
+// The sha256 of a file whose pieces arrive out of order, computed while they arrive rather than in
+// a pass over the whole file at the end: the first connection's bytes are hashed as it reads them,
+// and each piece after them is read back from the disk (where it has just been written, so from
+// the page cache) as soon as every byte before it is hashed.
+
+export class FrontHash {
+  private readonly hash = createHash('sha256');
+  private hashed = 0;
+  private whole: Span[] = [];
+  private reading: Promise<void> = Promise.resolve();
+  private failure: unknown = null;
+
+  constructor(private readonly file: string) {}
+
+  /** Bytes read in order from the file's start, while no piece before them is missing. */
+  update(bytes: Buffer): void {
+    this.hash.update(bytes);
+    this.hashed += bytes.length;
+  }
+
+  /** A piece now whole on the disk. */
+  pieceDone(start: number, end: number): void {
+    this.whole = addSpan(this.whole, start, end);
+    this.reading = this.reading.then(() => this.catchUp()).catch((error: unknown) => void (this.failure ??= error));
+  }
+
+  /** The hash of the file's `size` bytes, once every piece is whole and hashed. */
+  async digest(size: number): Promise<string> {
+    await this.reading;
+    if (this.failure) throw this.failure as Error;
+    if (this.hashed !== size) throw new Error(`Only ${this.hashed} of the file's ${size} bytes were hashed.`);
+    return this.hash.digest('hex');
+  }
+
+  private async catchUp(): Promise<void> {
+    for (;;) {
+      const next = this.whole.find((span) => span.start <= this.hashed && span.end > this.hashed);
+      if (!next) return;
+      for await (const chunk of createReadStream(this.file, { start: this.hashed, end: next.end - 1 })) this.update(chunk as Buffer);
+    }
+  }
+}

@@ -1,0 +1,189 @@
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startTestService, type TestService } from './support/api.ts';
+import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { parseRange } from './support/http-ranges.ts';
+import { startNginx, type Nginx, type NginxRequest } from './support/nginx.ts';
+import { downloaderOf, downloadOneAfterAnother, expectWhole, nextDownload, type Downloader, type Fetched } from './support/real-servers.ts';
+import { sizedMedia, type SizedMediaName } from './support/sized-media.ts';
+
+// A direct file whose first connection is slow (a per-connection throttle, as most video hosts and
+// CDNs have) is fetched over up to DIRECT_CONNECTIONS ranged connections, when its source answers
+// ranges of one stable version: the first GET is let go where its piece ends and ranged GETs of the
+// same ETag bring the rest. A source that changes the file meanwhile, or refuses some of the ranges,
+// still gives a whole file of one version.
+
+/** What each connection of the sources below is held to: the large file (about 20 MB) takes about 5 s over one. */
+const BYTES_PER_SECOND = 4 * 1024 * 1024;
+
+let app: TestService;
+let single: TestService;
+let service: Downloader;
+let media: Record<SizedMediaName, string>;
+let root: string;
+let nginxDir: string;
+let nginx: Nginx;
+let source: FixtureServer;
+
+beforeAll(async () => {
+  [root, nginxDir, media, source] = await Promise.all([
+    mkdtemp(path.join(os.tmpdir(), 'vds-connections-root-')),
+    mkdtemp(path.join(os.tmpdir(), 'vds-connections-nginx-')),
+    sizedMedia(),
+    startFixtureServer(),
+  ]);
+  await symlink(media['large.mp4'], path.join(root, 'large.mp4'));
+  [app, single, nginx] = await Promise.all([
+    startTestService(),
+    startTestService({ directConnections: 1 }),
+    startNginx(nginxDir, `root ${root};\ninclude /etc/nginx/mime.types;\nlimit_rate ${BYTES_PER_SECOND};`, { log: true }),
+  ]);
+  service = downloaderOf(app);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([nginx?.stop(), source?.close(), app?.stop(), single?.stop()]);
+  await Promise.all([root, nginxDir].filter(Boolean).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** Downloads `url` through `through` and expects the file of `file`, byte for byte, on attempt `attempts`. */
+async function expectDownloaded(through: Downloader, url: string, file: string, attempts = 1): Promise<Fetched> {
+  const [done] = await downloadOneAfterAnother(through, [url]);
+  const fetched = { label: path.basename(file), target: url, source: file, done: done! };
+  await expectWhole(through, [fetched], () => attempts);
+  return fetched;
+}
+
+/** The GETs nginx logged for `target`, once it has written every one it finished (one cut off may be logged a moment later). */
+async function loggedGets(target: string): Promise<NginxRequest[]> {
+  for (let last = -1; ; await sleep(150)) {
+    const gets = (await nginx.requests()).filter((request) => request.method === 'GET' && request.target === target);
+    if (gets.length === last) return gets;
+    last = gets.length;
+  }
+}
+
+/** The byte ranges the ranged GETs asked for (first and last byte), in the file's order. */
+function rangesAsked(ranged: readonly NginxRequest[]): Array<{ first: number; last: number }> {
+  return ranged
+    .map(({ range }) => {
+      const match = /^bytes=(\d+)-(\d+)$/.exec(range ?? '');
+      if (!match) throw new Error(`a Range of ${range}, not one byte range with both ends`);
+      return { first: Number(match[1]), last: Number(match[2]) };
+    })
+    .sort((a, b) => a.first - b.first);
+}
+
+/** Where ranges (in the file's order) fail to tile the file from the first of them to its last byte: bytes asked for twice, or never. */
+function untiled(asked: ReadonlyArray<{ first: number; last: number }>, size: number): string[] {
+  const faults: string[] = [];
+  let reached = { first: 0, last: (asked[0]?.first ?? size) - 1 };
+  for (const range of asked) {
+    if (range.first > reached.last + 1) faults.push(`bytes ${reached.last + 1}-${range.first - 1} never asked for`);
+    if (range.first <= reached.last) {
+      faults.push(
+        `bytes ${range.first}-${Math.min(range.last, reached.last)} asked for twice, by bytes=${reached.first}-${reached.last} and bytes=${range.first}-${range.last}`,
+      );
+    }
+    if (range.last > reached.last) reached = range;
+  }
+  if (reached.last < size - 1) faults.push(`bytes ${reached.last + 1}-${size - 1} never asked for`);
+  return faults;
+}
+
+/** Serves `file` as a CDN would: its ETag, Accept-Ranges, a Range honoured when If-Range names that ETag, each response throttled. */
+async function serveFile(req: IncomingMessage, res: ServerResponse, file: string, etag: string): Promise<void> {
+  const size = (await stat(file)).size;
+  const ifRange = req.headers['if-range'];
+  const range = req.headers.range && (ifRange === undefined || ifRange === etag) ? parseRange(req.headers.range, size) : undefined;
+  if (range === 'unsatisfiable') throw new Error(`no test asks for ${req.headers.range} of ${size} bytes`);
+  const { start, end } = range ?? { start: 0, end: size - 1 };
+  res.writeHead(range ? 206 : 200, {
+    'Content-Type': 'video/mp4',
+    'Content-Length': end - start + 1,
+    'Accept-Ranges': 'bytes',
+    ETag: etag,
+    ...(range && { 'Content-Range': `bytes ${start}-${end}/${size}` }),
+  });
+  async function* throttled() {
+    for await (const chunk of createReadStream(file, { start, end, highWaterMark: 64 * 1024 })) {
+      yield chunk as Buffer;
+      await sleep(((chunk as Buffer).length / BYTES_PER_SECOND) * 1000);
+    }
+  }
+  // A connection let go where its piece ends is no failure.
+  await pipeline(throttled(), res).catch(() => {});
+}
+
+test('when nginx throttles each connection (limit_rate) of a 20 MB file, then the download completes on its first attempt over several connections, the first GET let go where ranged GETs of the rest begin, each byte asked for once', async () => {
+  const target = `/large.mp4?download=${nextDownload()}`;
+  const { done } = await expectDownloaded(service, nginx.url + target, media['large.mp4']);
+
+  // Logged as each ends: the first GET, let go, may end after ranged ones.
+  const gets = await loggedGets(target);
+  const [first, ...others] = gets.filter((request) => request.range === undefined);
+  const ranged = gets.filter((request) => request.range !== undefined);
+  const size = done.file!.size_bytes;
+  expect({ first: first?.status, others }).toEqual({ first: 200, others: [] });
+  expect(ranged.length).toBeGreaterThan(1);
+  expect(ranged.filter((request) => request.status !== 206)).toEqual([]);
+  expect(new Set([first, ...ranged].map((request) => request!.connection)).size).toBeGreaterThan(1);
+  // The first GET was let go: it sent the bytes before the ranges, and not the whole file.
+  const asked = rangesAsked(ranged);
+  expect(asked[0]!.first).toBeGreaterThan(0);
+  expect(first!.bodyBytes).toBeGreaterThanOrEqual(asked[0]!.first);
+  expect(first!.bodyBytes).toBeLessThan(size);
+  // The ranges join end to end, from where the first GET was let go to the file's last byte.
+  expect(untiled(asked, size)).toEqual([]);
+}, 60_000);
+
+test('when DIRECT_CONNECTIONS=1 and nginx throttles each connection of a 20 MB file, then the download comes over one GET', async () => {
+  const target = `/large.mp4?download=${nextDownload()}`;
+  const { done } = await expectDownloaded(downloaderOf(single), nginx.url + target, media['large.mp4']);
+  const gets = await loggedGets(target);
+  expect(gets.map(({ status, range, bodyBytes }) => ({ status, range, bodyBytes }))).toEqual([
+    { status: 200, range: undefined, bodyBytes: done.file!.size_bytes },
+  ]);
+}, 60_000);
+
+test('when the source switches to another file with another ETag once its first ranged request arrives, then the download completes on a later attempt with exactly the new file, never a splice of the two', async () => {
+  const [v1, v2] = [media['large.mp4'], media['few-mb.mp4']];
+  let current = { file: v1, etag: '"v1"' };
+  const url = source.route('/switching.mp4', async (req, res) => {
+    const serving = current;
+    if (req.headers.range) current = { file: v2, etag: '"v2"' };
+    await serveFile(req, res, serving.file, serving.etag);
+  });
+
+  // The first attempt meets v2 in a piece and fails; the next sees the change through If-Range and starts over.
+  await expectDownloaded(service, url, v2, 2);
+  const asked = source
+    .requestsFor('/switching.mp4')
+    .map((request) => `${request.range ? `ranged, If-Range ${String(request.headers['if-range'])}` : 'plain'}: ${request.status}`);
+  // The file was being fetched in pieces when it changed: the first ranged request had a 206 of v1;
+  // every later one (a piece of the first attempt, the resumption of the next) met v2 instead.
+  expect(asked.slice(0, 2)).toEqual(['plain: 200', 'ranged, If-Range "v1": 206']);
+  expect(asked.length).toBeGreaterThanOrEqual(4);
+  expect(asked.slice(2)).toEqual(asked.slice(2).map(() => 'ranged, If-Range "v1": 200'));
+}, 60_000);
+
+test('when the source answers 503 to every ranged request after the first, then the download completes whole on its first attempt', async () => {
+  const file = media['large.mp4'];
+  let ranged = 0;
+  const url = source.route('/one-range.mp4', async (req, res) => {
+    if (req.headers.range && ++ranged > 1) res.writeHead(503, { 'Retry-After': '1' }).end();
+    else await serveFile(req, res, file, '"v1"');
+  });
+
+  await expectDownloaded(service, url, file);
+  const asked = source.requestsFor('/one-range.mp4').map((request) => `${request.range ? 'ranged' : 'plain'} ${request.status}`);
+  // The file was shared out, and connections were refused: the ones left brought their pieces.
+  expect(asked.slice(0, 2)).toEqual(['plain 200', 'ranged 206']);
+  expect(asked.slice(2)).toContain('ranged 503');
+  expect(asked.slice(2).filter((one) => one !== 'ranged 503')).toEqual([]);
+}, 60_000);
