@@ -80,7 +80,7 @@ export async function benchHls(bench: Bench, service: Server, slowOrigin: Server
         { label: name, value: median(times[name]!) },
         'lower',
         milliseconds,
-        name === 'yt-dlp' ? ratioAtLeast(1.5, '≥ 1.5 (1.5× faster)') : ratioAtLeast(5, '≥ 5 (5× faster)'),
+        name === 'yt-dlp' ? ratioAtLeast(2.5, '≥ 2.5 (2.5× faster)') : ratioAtLeast(8, '≥ 8 (8× faster)'),
       ),
     );
 }

@@ -12,7 +12,8 @@ import { milliseconds, oursBelow, percentile, row, type Row } from '../table.ts'
 
 const DOWNLOADS = 200;
 const INTERVAL_MS = 50;
-const LIMIT_MS = 100;
+const P50_LIMIT_MS = 25;
+const P99_LIMIT_MS = 100;
 const NOTIFY_GRACE_MS = 500;
 
 export async function benchPickup(bench: Bench, service: Server, origin: Server, databaseUrl: string): Promise<Row[]> {
@@ -23,15 +24,15 @@ export async function benchPickup(bench: Bench, service: Server, origin: Server,
   const floor = await notifyFloor(databaseUrl);
   const p50 = percentile(ours, 50);
   const p99 = percentile(ours, 99);
-  const slow = ours.filter((ms) => ms >= LIMIT_MS).length;
+  const slow = ours.filter((ms) => ms >= P99_LIMIT_MS).length;
   bench.progress(
-    `pickup over ${DOWNLOADS}: p50 ${milliseconds(p50)}, p99 ${milliseconds(p99)}, max ${milliseconds(Math.max(...ours))}, ${slow} at ${LIMIT_MS} ms or more; LISTEN/NOTIFY floor p50 ${milliseconds(percentile(floor, 50))}`,
+    `pickup over ${DOWNLOADS}: p50 ${milliseconds(p50)}, p99 ${milliseconds(p99)}, max ${milliseconds(Math.max(...ours))}, ${slow} at ${P99_LIMIT_MS} ms or more; LISTEN/NOTIFY floor p50 ${milliseconds(percentile(floor, 50))}`,
   );
   const label = 'bare LISTEN/NOTIFY';
   const figure = `Pickup, 202 to downloading, ${DOWNLOADS} downloads at ${1000 / INTERVAL_MS}/s`;
   return [
-    row(`${figure}: p50`, p50, { label, value: percentile(floor, 50) }, 'lower', milliseconds, oursBelow(LIMIT_MS, `ours < ${LIMIT_MS} ms`)),
-    row(`${figure}: p99`, p99, { label, value: percentile(floor, 99) }, 'lower', milliseconds, null),
+    row(`${figure}: p50`, p50, { label, value: percentile(floor, 50) }, 'lower', milliseconds, oursBelow(P50_LIMIT_MS, `ours < ${P50_LIMIT_MS} ms`)),
+    row(`${figure}: p99`, p99, { label, value: percentile(floor, 99) }, 'lower', milliseconds, oursBelow(P99_LIMIT_MS, `ours < ${P99_LIMIT_MS} ms`)),
   ];
 }
 

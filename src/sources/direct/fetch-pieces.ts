@@ -183,7 +183,7 @@ class Connections {
           const fetch: PieceFetch = job;
           await streamPiece(this.ctx, fetch, this.meter, { signal: this.signal, hash: fetch.piece.start === 0 ? (this.hash ?? undefined) : undefined });
           this.queue.done(fetch.piece);
-          this.hash?.pieceDone(fetch.piece.start, fetch.piece.end);
+          this.hash?.pieceDone(fetch.piece.start, fetch.piece.position);
           job = null;
         }
       } catch (error) {

@@ -40,7 +40,10 @@ export class FrontHash {
     for (;;) {
       const next = this.whole.find((span) => span.start <= this.hashed && span.end > this.hashed);
       if (!next) return;
-      for await (const chunk of createReadStream(this.file, { start: this.hashed, end: next.end - 1 })) this.update(chunk as Buffer);
+      const from = this.hashed;
+      for await (const chunk of createReadStream(this.file, { start: from, end: next.end - 1 })) this.update(chunk as Buffer);
+      // A piece is whole on the disk before it is reported: a read that falls short is no piece of this file.
+      if (this.hashed !== next.end) throw new Error(`The file ended at byte ${this.hashed}, in a piece that ends at ${next.end}.`);
     }
   }
 }
