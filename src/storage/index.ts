@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config/index.ts';
@@ -53,11 +54,16 @@ const STORES: Record<Config['storage']['kind'], (config: Config, prisma: Prisma)
       files,
       transfers,
       // Scratch on this machine only, while it works: nothing is shared through it. Named for the
-      // bucket, so that services of other buckets on this machine never sweep each other's folders.
-      workRoot: path.join(os.tmpdir(), `vds-work-${bucket.identity()}`),
+      // bucket and the database, so that services of other deployments on this machine (another
+      // bucket, or the same one with another database) never sweep each other's folders.
+      workRoot: path.join(os.tmpdir(), `vds-work-${shortHash([bucket.identity(), config.databaseUrl ?? path.resolve(config.dataDir)])}`),
     };
   },
 };
+
+function shortHash(parts: string[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 12);
+}
 
 export async function openStorage(config: Config, prisma: Prisma): Promise<Storage> {
   const { files, transfers, workRoot } = await STORES[config.storage.kind](config, prisma);

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../core/errors.ts';
 import type { ByteMeter } from '../byte-meter.ts';
@@ -43,11 +44,15 @@ export async function streamPiece(
       if (piece.position >= piece.end) return;
     }
   }
+  const writer = ctx.transfer.writer(piece.position);
   try {
     // The body is read only by `within`, so that its connection, let go where the piece ends, is
     // no failure of the pipeline (which would drop the writes still queued).
-    await pipeline(within(response.body), ctx.transfer.writer(piece.position), { signal: options.signal });
+    await pipeline(within(response.body), writer, { signal: options.signal });
   } catch (error) {
+    // Not before the writer has let go of the file and recorded what it kept: the working folder
+    // may be removed next.
+    if (!writer.closed) await once(writer, 'close');
     throw transportError(error, options.signal);
   } finally {
     if (!response.body.readableEnded) discard(response);
