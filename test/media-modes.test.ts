@@ -3,8 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
 import { extractAudio } from '../src/media/audio-only.ts';
-import { codecsOf, describeWithCodecs, parseStreams, readCodecs, readStreams } from '../src/media/codecs.ts';
+import { codecsOf, parseStreams } from '../src/media/codecs.ts';
 import { detectContainer } from '../src/media/container.ts';
+import { describe as describeFile } from '../src/media/describe.ts';
 import { servedType } from '../src/media/containers.ts';
 import { runFfmpeg as runServiceFfmpeg } from '../src/media/ffmpeg.ts';
 import { iso639_2 } from '../src/media/languages.ts';
@@ -148,7 +149,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
         expect(result).toEqual({ path: `${output}.${ext}`, ext, mime, audioCodec: codec, reencoded: false });
         expect(await readdir(work)).toEqual([`out.${ext}`]);
         expect(await packetHashes(result.path, 'a:0')).toEqual(await packetHashes(media(name), 'a:0'));
-        const streams = await readStreams({ ffmpeg: systemFfmpeg, file: result.path });
+        const { streams } = await probe({ ffmpeg: systemFfmpeg, file: result.path });
         expect(streams.map((stream) => `${stream.kind}:${stream.codec}`)).toEqual([`audio:${codec}`]);
         // The table takes the file back as what it is said to be, and serves it with its type.
         if (ext !== 'mka') expect(await detectContainer(result.path, null)).toMatchObject({ mime, ext });
@@ -234,7 +235,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
       const result = await muteVideo({ ffmpeg, input: media('h264-aac.mp4'), output, maxBytes: MAX_BYTES, signal });
 
       expect(result).toEqual({ path: `${output}.mp4`, mime: 'video/mp4', ext: 'mp4' });
-      expect(await readCodecs({ ffmpeg: systemFfmpeg, file: result.path })).toEqual({ audioCodec: null, videoCodec: 'h264', subtitles: [] });
+      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual({ audioCodec: null, videoCodec: 'h264', subtitles: [] });
       expect(await packetHashes(result.path, 'v:0')).toEqual(await packetHashes(media('h264-aac.mp4'), 'v:0'));
     });
 
@@ -244,7 +245,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
       const result = await muteVideo({ ffmpeg, input: media('vp8-vorbis.webm'), output, maxBytes: MAX_BYTES, signal });
 
       expect(result).toEqual({ path: `${output}.mkv`, mime: 'video/x-matroska', ext: 'mkv' });
-      expect(await readCodecs({ ffmpeg: systemFfmpeg, file: result.path })).toEqual({ audioCodec: null, videoCodec: 'vp8', subtitles: [] });
+      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual({ audioCodec: null, videoCodec: 'vp8', subtitles: [] });
       expect(await packetHashes(result.path, 'v:0')).toEqual(await packetHashes(media('vp8-vorbis.webm'), 'v:0'));
     });
 
@@ -280,7 +281,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
       // Read without the service's parser first.
       const report = await ffmpegReport(result.path);
       for (const language of ['eng', 'deu', 'por']) expect(report).toMatch(new RegExp(`Stream #0:\\d+(?:\\[0x\\w+\\])?\\(${language}\\): Subtitle: mov_text`));
-      expect(await readCodecs({ ffmpeg: systemFfmpeg, file: result.path })).toEqual({
+      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual({
         audioCodec: 'aac',
         videoCodec: 'h264',
         subtitles: [
@@ -305,7 +306,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
       expect(result).toMatchObject({ path: `${output}.mkv`, mime: 'video/x-matroska', subtitles: [{ language: 'deu', label: 'Deutsch' }] });
       // Matroska holds the bibliographic code; the service reports the terminological one.
       expect(await ffmpegReport(result.path)).toMatch(/\(ger\): Subtitle: subrip/);
-      expect(await readCodecs({ ffmpeg: systemFfmpeg, file: result.path })).toEqual({
+      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual({
         audioCodec: 'vorbis',
         videoCodec: 'vp8',
         subtitles: [{ language: 'deu', label: 'Deutsch' }],
@@ -353,7 +354,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
         { file: backwards, reason: expect.stringMatching(/^ffmpeg could not write it: ./) },
       ]);
       expect(result.subtitles).toEqual([{ file: good, language: 'eng', label: null }]);
-      expect((await readCodecs({ ffmpeg: systemFfmpeg, file: result.path })).subtitles).toEqual([{ language: 'eng', label: null }]);
+      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs.subtitles).toEqual([{ language: 'eng', label: null }]);
       expect(await subtitleText(result.path, 0)).toContain('Hello world');
       expect((await readdir(work)).sort()).toEqual(['backwards.vtt', 'huge.vtt', 'latin1.vtt', 'long.vtt', 'out.mp4', 'playlist', 'ttml']);
     });
@@ -383,22 +384,22 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
 
 describe('codecs of a file', () => {
   test('when a muxed file and an audio-only file are read, then their audio and video codecs are named and the absent one is null', async () => {
-    expect(await readCodecs({ ffmpeg: systemFfmpeg, file: media('h264-aac.mp4') })).toEqual({ audioCodec: 'aac', videoCodec: 'h264', subtitles: [] });
-    expect(await readCodecs({ ffmpeg: systemFfmpeg, file: media('vp9-opus.webm') })).toEqual({ audioCodec: 'opus', videoCodec: 'vp9', subtitles: [] });
-    expect(await readCodecs({ ffmpeg: systemFfmpeg, file: media('audio-aac.m4a') })).toEqual({ audioCodec: 'aac', videoCodec: null, subtitles: [] });
+    expect((await probe({ ffmpeg: systemFfmpeg, file: media('h264-aac.mp4') })).codecs).toEqual({ audioCodec: 'aac', videoCodec: 'h264', subtitles: [] });
+    expect((await probe({ ffmpeg: systemFfmpeg, file: media('vp9-opus.webm') })).codecs).toEqual({ audioCodec: 'opus', videoCodec: 'vp9', subtitles: [] });
+    expect((await probe({ ffmpeg: systemFfmpeg, file: media('audio-aac.m4a') })).codecs).toEqual({ audioCodec: 'aac', videoCodec: null, subtitles: [] });
   });
 
   test('when a written file is described, then its size, hash and duration come with its codecs', async () => {
     const file = { path: media('h264-aac.mp4'), mime: 'video/mp4', ext: 'mp4' };
-    const described = await describeWithCodecs(systemFfmpeg, file, signal);
-    expect(described).toMatchObject({ ...file, width: 160, height: 120, audioCodec: 'aac', videoCodec: 'h264', subtitles: [] });
+    const described = await describeFile(systemFfmpeg, file, signal);
+    expect(described).toMatchObject({ ...file, width: 160, height: 120, codecs: { audioCodec: 'aac', videoCodec: 'h264', subtitles: [] } });
     expect(described.sha256).toMatch(/^[0-9a-f]{64}$/);
   });
 
   test('when the input is not media, then reading its codecs is refused as unsupported_source', async () => {
     const file = path.join(await workDir('not-media'), 'list');
     await writeFile(file, `ffconcat version 1.0\nfile '${media('h264-aac.mp4')}'\n`);
-    await expect(readCodecs({ ffmpeg: systemFfmpeg, file })).rejects.toMatchObject({ code: 'unsupported_source' });
+    await expect(probe({ ffmpeg: systemFfmpeg, file })).rejects.toMatchObject({ code: 'unsupported_source' });
   });
 
   test("when ffmpeg 4's and ffmpeg 5's reports are parsed, then languages, labels and cover pictures are read, and default handler names are no label", () => {

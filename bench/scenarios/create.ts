@@ -9,7 +9,7 @@ import { takeTurns } from '../turns.ts';
 // INSERT into the same database. The service runs with ROLE=api, so no worker picks up (and
 // fails) the downloads it creates while it is measured.
 
-const CONNECTIONS = 50;
+const CONNECTIONS = 32;
 const ROUNDS = 5;
 const SECONDS = 3;
 const WARM_UP_SECONDS = 2;

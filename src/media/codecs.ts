@@ -1,18 +1,11 @@
-import { stat } from 'node:fs/promises';
-import { DownloadError } from '../core/errors.ts';
-import { describe, type DescribedFile } from './describe.ts';
-import { failureLine, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
-import { inputArgs } from './input.ts';
 import { terminological } from './languages.ts';
-import type { StreamInfo } from './probe.ts';
-import type { RemuxedFile } from './remux.ts';
 
 // What a file holds stream by stream, for the Download's `file.audio_codec`, `file.video_codec`
-// and `file.subtitles`: read, like `probe`, from what `ffmpeg -i` prints, with each stream's
+// and `file.subtitles`: read from what `ffmpeg -i` prints (probe.ts runs it), with each stream's
 // language (its `Stream #0:N(eng)` tag) and its metadata lines (`title`, `handler_name`).
 
 export type StreamDetails = {
-  kind: StreamInfo['kind'];
+  kind: 'video' | 'audio' | 'subtitle' | 'data' | 'attachment';
   codec: string;
   /** ISO 639-2/T (`deu`, never `ger`); null when the file names none, or `und`. */
   language: string | null;
@@ -70,7 +63,7 @@ export function parseStreams(stderr: string): StreamDetails[] {
       const language = stream[1]?.toLowerCase() ?? '';
       current = {
         details: {
-          kind: stream[2]!.toLowerCase() as StreamInfo['kind'],
+          kind: stream[2]!.toLowerCase() as StreamDetails['kind'],
           codec: stream[3]!,
           language: /^[a-z]{3}$/.test(language) && language !== 'und' ? terminological(language) : null,
           label: null,
@@ -96,27 +89,4 @@ export function codecsOf(streams: StreamDetails[]): FileCodecs {
     videoCodec: streams.find((stream) => stream.kind === 'video' && !stream.attachedPicture)?.codec ?? null,
     subtitles: streams.filter((stream) => stream.kind === 'subtitle').map(({ language, label }) => ({ language, label })),
   };
-}
-
-/**
- * The streams of a file, read the way `probe` reads it: only from the local disk, only with the
- * demuxer of its container in the table (unsupported_source otherwise), and processing_failed
- * when ffmpeg cannot read it.
- */
-export async function readStreams(input: { ffmpeg: string; file: string; signal?: AbortSignal; declaredType?: string | null }): Promise<StreamDetails[]> {
-  const args = await inputArgs(input.file, input.declaredType);
-  const { stderr } = await runFfmpeg(input.ffmpeg, args, { timeLimitMs: timeLimitMs((await stat(input.file)).size) }, input.signal);
-  if (!/^Input #0/m.test(stderr)) throw new DownloadError('processing_failed', failureLine(stderr, [input.file]));
-  return parseStreams(stderr);
-}
-
-/** A file's audio codec, video codec and subtitle tracks (see `readStreams`). */
-export async function readCodecs(input: { ffmpeg: string; file: string; signal?: AbortSignal; declaredType?: string | null }): Promise<FileCodecs> {
-  return codecsOf(await readStreams(input));
-}
-
-/** `describe` and `readCodecs` in one: all the API says about a file ffmpeg wrote. */
-export async function describeWithCodecs(ffmpeg: string, file: RemuxedFile, signal: AbortSignal): Promise<DescribedFile & FileCodecs> {
-  const described = await describe(ffmpeg, file, signal);
-  return { ...described, ...(await readCodecs({ ffmpeg, file: file.path, signal })) };
 }

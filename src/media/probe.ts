@@ -1,18 +1,19 @@
 import { stat } from 'node:fs/promises';
 import { DownloadError } from '../core/errors.ts';
 import { failureLine, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
+import { codecsOf, parseStreams, type FileCodecs, type StreamDetails } from './codecs.ts';
 import { inputArgs } from './input.ts';
-
-export type StreamInfo = { kind: 'video' | 'audio' | 'subtitle' | 'data' | 'attachment'; codec: string };
 
 export type MediaInfo = {
   durationSeconds: number | null;
   width: number | null;
   height: number | null;
-  streams: StreamInfo[];
+  streams: StreamDetails[];
+  /** What the API says of the streams: read in the same run, so that a file is probed once. */
+  codecs: FileCodecs;
 };
 
-const STREAM = /^\s*Stream #\d+:\d+\S*: (Video|Audio|Subtitle|Data|Attachment): (\w+)(.*)$/;
+const STREAM = /^\s*Stream #\d+:\d+\S*: (Video|Audio|Subtitle|Data|Attachment): \w+(.*)$/;
 const DURATION = /^\s*Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/m;
 // Preceded by ", " so that hex codec tags such as "0x31637661" are never taken for a size.
 const SIZE = /,\s([1-9]\d*)x([1-9]\d*)\b/;
@@ -30,21 +31,21 @@ export async function probe(input: { ffmpeg: string; file: string; signal?: Abor
   if (!/^Input #0/m.test(stderr)) throw new DownloadError('processing_failed', failureLine(stderr, [input.file]));
 
   const duration = DURATION.exec(stderr);
+  const streams = parseStreams(stderr);
   const info: MediaInfo = {
     durationSeconds: duration ? Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]) : null,
     width: null,
     height: null,
-    streams: [],
+    streams,
+    codecs: codecsOf(streams),
   };
   for (const line of stderr.split(/\r?\n/)) {
     const stream = STREAM.exec(line);
-    if (!stream) continue;
-    const kind = stream[1]!.toLowerCase() as StreamInfo['kind'];
-    info.streams.push({ kind, codec: stream[2]! });
-    const size = SIZE.exec(stream[3]!);
-    if (kind === 'video' && size && info.width === null && !line.includes('(attached pic)')) {
+    const size = stream?.[1] === 'Video' ? SIZE.exec(stream[2]!) : null;
+    if (size && !line.includes('(attached pic)')) {
       info.width = Number(size[1]);
       info.height = Number(size[2]);
+      break;
     }
   }
   return info;

@@ -2,6 +2,7 @@ import type { components } from '../../generated/api.ts';
 import { DownloadError } from '../core/errors.ts';
 import type { AudioFormat, Mode } from '../core/mode.ts';
 import type { Quality } from '../core/quality.ts';
+import type { FileCodecs } from '../media/codecs.ts';
 import type { ResponseKind } from './detect.ts';
 import type { SourceResponse } from './http.ts';
 import type { DocumentSandbox } from './sandbox/document-sandbox.ts';
@@ -43,6 +44,8 @@ export type FetchedMedia = FetchedFile & {
   durationSeconds: number | null;
   width: number | null;
   height: number | null;
+  /** Its codecs and subtitle tracks, read by the same ffmpeg run as the above. */
+  codecs: FileCodecs;
   /** A better file name than the URL's: a page's or a site's title, or the name a direct file's source gave it. */
   title: string | null;
   /** The subtitle tracks the source offers beside the media, whether asked for or not. */

@@ -8,7 +8,6 @@ import type { DownloadRepository, FoundSource, StoredFile } from '../downloads/r
 import type { DownloadChanges } from '../events/changes.ts';
 import type { DocumentSandbox } from '../sources/sandbox/document-sandbox.ts';
 import type { SourceHttp } from '../sources/http.ts';
-import { readCodecs } from '../media/codecs.ts';
 import { fetchMedia } from '../sources/index.ts';
 import type { SourceFound, SourceReader } from '../sources/reader.ts';
 import type { Logger } from '../operations/log.ts';
@@ -147,7 +146,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
     );
     await recorded;
     // Everything that can fail is settled before the file is moved into place.
-    const codecs = await readCodecs({ ffmpeg: deps.ffmpeg, file: fetched.path, signal, declaredType: fetched.mime });
+    const { codecs } = fetched;
     const file: StoredFile = {
       fileName: fileNameFor(row.requestedFilename ?? fetched.title, row.url, fetched.ext),
       contentType: fetched.mime,

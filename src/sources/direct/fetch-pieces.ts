@@ -22,7 +22,7 @@ import { streamPiece, type PieceFetch } from './stream-piece.ts';
 export type FetchedRest = { sizeBytes: number; sha256: string | null };
 
 /** How long the first connection runs alone: long enough to see its speed. */
-const WATCH_MS = 250;
+const WATCH_MS = 100;
 /** A file that one connection will bring within this, at the speed seen, is not shared out. */
 const SHARE_IF_LEFT_MS = 1000;
 /**

@@ -60,6 +60,7 @@ export async function readDirect(ctx: MediaContext, opened?: SourceResponse): Pr
     durationSeconds: info.durationSeconds,
     width: info.width,
     height: info.height,
+    codecs: info.codecs,
     title: dispositionName,
     source: 'direct',
   };
