@@ -187,7 +187,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
 
         expect(result).toEqual({ path: `${output}.${ext}`, ext, mime, audioCodec: codec, reencoded: true });
         const written = await probe({ ffmpeg: systemFfmpeg, file: result.path });
-        expect(written.streams).toEqual([{ kind: 'audio', codec }]);
+        expect(written.streams.map(({ kind, codec }) => ({ kind, codec }))).toEqual([{ kind: 'audio', codec }]);
         expect(written.durationSeconds).toBeGreaterThan(1.8);
         expect(written.durationSeconds).toBeLessThan(2.3);
         expect(await detectContainer(result.path, null)).toMatchObject({ mime, ext });

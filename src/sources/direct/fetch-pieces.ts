@@ -21,7 +21,10 @@ import { streamPiece, type PieceFetch } from './stream-piece.ts';
 
 export type FetchedRest = { sizeBytes: number; sha256: string | null };
 
-/** How long the first connection runs alone: long enough to see its speed. */
+/**
+ * How often the first connection's speed is looked at, over the last such period: its first bytes
+ * come in a burst (what the source's socket held), which alone would make it look fast.
+ */
 const WATCH_MS = 100;
 /** A file that one connection will bring within this, at the speed seen, is not shared out. */
 const SHARE_IF_LEFT_MS = 1000;
@@ -101,7 +104,7 @@ class Connections {
 
   /**
    * Reads the responses at hand, and has the rest of the pieces fetched over further connections:
-   * at once, or, given `watchMs`, once the first has run that long and is seen to be slow.
+   * at once, or, given `watchMs`, as soon as the first is seen to be slow over such a period.
    */
   async run(opened: PieceFetch[], watchMs: number | null = 0): Promise<void> {
     for (const fetch of opened) this.connect(fetch);
@@ -109,18 +112,20 @@ class Connections {
     let watch: NodeJS.Timeout | undefined;
     if (watchMs) {
       const [{ piece }] = opened as [PieceFetch];
-      const startedAt = Date.now();
-      watch = setTimeout(() => {
-        if (piece.left === 0) return;
-        const bytesPerSecond = ((piece.position - piece.start) * 1000) / (Date.now() - startedAt);
+      let [lastAt, lastPosition] = [Date.now(), piece.position];
+      watch = setInterval(() => {
+        const bytesPerSecond = ((piece.position - lastPosition) * 1000) / Math.max(1, Date.now() - lastAt);
+        [lastAt, lastPosition] = [Date.now(), piece.position];
         const slow = bytesPerSecond < SHARE_BELOW_BYTES_PER_SECOND && (piece.left * 1000) / Math.max(1, bytesPerSecond) > SHARE_IF_LEFT_MS;
-        if (slow) this.connect(this.share(piece));
+        if (piece.left === 0 || !slow) return;
+        clearInterval(watch);
+        this.connect(this.share(piece));
       }, watchMs);
     }
     try {
       await this.settled();
     } finally {
-      clearTimeout(watch);
+      clearInterval(watch);
     }
     // Every connection stopped with pieces left: the source refused the ones that would have taken them.
     if (!this.failure && this.queue.unfinished) {
