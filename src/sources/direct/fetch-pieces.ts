@@ -25,7 +25,7 @@ export type FetchedRest = { sizeBytes: number; sha256: string | null };
  * How often the first connection's speed is looked at, over the last such period: its first bytes
  * come in a burst (what the source's socket held), which alone would make it look fast.
  */
-const WATCH_MS = 100;
+const WATCH_MS = 50;
 /** A file that one connection will bring within this, at the speed seen, is not shared out. */
 const SHARE_IF_LEFT_MS = 1000;
 /**
