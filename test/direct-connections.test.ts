@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -96,18 +96,23 @@ function untiled(asked: ReadonlyArray<{ first: number; last: number }>, size: nu
   return faults;
 }
 
-/** Serves `file` as a CDN would: its ETag, Accept-Ranges, a Range honoured when If-Range names that ETag, each response throttled. */
-async function serveFile(req: IncomingMessage, res: ServerResponse, file: string, etag: string): Promise<void> {
+type Validators = { etag?: string; lastModified?: string };
+
+/** Serves `file` as a CDN would: its validators, Accept-Ranges, a Range honoured when If-Range names one of them, each response throttled. */
+async function serveFile(req: IncomingMessage, res: ServerResponse, file: string, version: string | Validators): Promise<void> {
+  const { etag, lastModified } = typeof version === 'string' ? { etag: version, lastModified: undefined } : version;
   const size = (await stat(file)).size;
   const ifRange = req.headers['if-range'];
-  const range = req.headers.range && (ifRange === undefined || ifRange === etag) ? parseRange(req.headers.range, size) : undefined;
+  const honoured = ifRange === undefined || ifRange === etag || ifRange === lastModified;
+  const range = req.headers.range && honoured ? parseRange(req.headers.range, size) : undefined;
   if (range === 'unsatisfiable') throw new Error(`no test asks for ${req.headers.range} of ${size} bytes`);
   const { start, end } = range ?? { start: 0, end: size - 1 };
   res.writeHead(range ? 206 : 200, {
     'Content-Type': 'video/mp4',
     'Content-Length': end - start + 1,
     'Accept-Ranges': 'bytes',
-    ETag: etag,
+    ...(etag && { ETag: etag }),
+    ...(lastModified && { 'Last-Modified': lastModified }),
     ...(range && { 'Content-Range': `bytes ${start}-${end}/${size}` }),
   });
   async function* throttled() {
@@ -186,4 +191,59 @@ test('when the source answers 503 to every ranged request after the first, then 
   expect(asked.slice(0, 2)).toEqual(['plain 200', 'ranged 206']);
   expect(asked.slice(2)).toContain('ranged 503');
   expect(asked.slice(2).filter((one) => one !== 'ranged 503')).toEqual([]);
+}, 60_000);
+
+test('when the source changes only its weak ETag while Last-Modified stays, then the file comes whole over one connection, never a splice of two versions', async () => {
+  const a = media['large.mp4'];
+  // The same length, two bytes apart: a splice would pass every check of length and container.
+  const bytes = await readFile(a);
+  for (const at of [2_000_000, 15_000_000]) bytes.writeUInt8(bytes.readUInt8(at) ^ 0xff, at);
+  const b = path.join(root, 'large-b.mp4');
+  await writeFile(b, bytes);
+  const lastModified = 'Tue, 01 Oct 2024 10:00:00 GMT';
+  let served = 0;
+  const url = source.route('/weak-flip.mp4', async (req, res) => {
+    const [file, etag] = served++ === 0 ? [a, 'W/"v1"'] : [b, 'W/"v2"'];
+    await serveFile(req, res, file, { etag, lastModified });
+  });
+
+  // A weak ETag promises no two ranges of one version are the same bytes: nothing is asked in pieces.
+  await expectDownloaded(service, url, a);
+  expect(source.requestsFor('/weak-flip.mp4').map((request) => request.range)).toEqual([undefined]);
+}, 60_000);
+
+test('when a retry’s range meets a 416 that gives the file as long as the bytes kept, shorter than it began, then the file starts over rather than completing short', async () => {
+  const file = media['large.mp4'];
+  const cut = 3 * 1024 * 1024;
+  let served = 0;
+  const url = source.route('/shrunk.mp4', async (req, res) => {
+    served += 1;
+    if (served === 1) {
+      // The first answer stops after 3 MiB, all of which reach the service, then resets.
+      res.writeHead(200, { 'Content-Type': 'video/mp4', 'Content-Length': (await stat(file)).size, 'Accept-Ranges': 'bytes', ETag: '"v1"' });
+      res.write((await readFile(file)).subarray(0, cut));
+      await sleep(1500);
+      res.destroy();
+    } else if (served === 2) {
+      res.writeHead(416, { 'Content-Range': `bytes */${cut}` }).end();
+    } else {
+      await serveFile(req, res, file, '"v1"');
+    }
+  });
+
+  await expectDownloaded(downloaderOf(single), url, file, 2);
+  expect(source.requestsFor('/shrunk.mp4').map((request) => request.range)).toEqual([undefined, `bytes=${cut}-`, undefined]);
+}, 60_000);
+
+test('when the source answers a plain GET with a range that does not start the file, then the download fails as the source’s error, its bytes never written where the file starts', async () => {
+  const file = media['large.mp4'];
+  const size = (await stat(file)).size;
+  const url = source.route('/offset.mp4', async (_req, res) => {
+    res.writeHead(206, { 'Content-Type': 'video/mp4', 'Content-Range': `bytes 1000-${size - 1}/${size}`, 'Content-Length': size - 1000, ETag: '"v1"' });
+    res.end((await readFile(file)).subarray(1000));
+  });
+
+  const created = await app.http.createDownload({ url });
+  const done = await app.waitForStatus((created.body as { id: string }).id, ['failed']);
+  expect(done.error).toMatchObject({ code: 'source_http_error' });
 }, 60_000);

@@ -6,8 +6,9 @@ import { discard, type SourceResponse } from '../http.ts';
 import type { SourceContext } from '../types.ts';
 import { FrontHash } from './front-hash.ts';
 import { Piece, PieceQueue } from './pieces.ts';
-import { contentRange, resumeValidator, type Resumption } from './resume.ts';
+import { contentRange, type Resumption } from './resume.ts';
 import { streamPiece, type PieceFetch } from './stream-piece.ts';
+import { ifRangeOf, sameVersion, versionOf, type FileVersion } from './version.ts';
 
 // The rest of a direct file, over one connection or several. A single connection is capped by
 // latency and, on most video hosts and CDNs, by a per-connection throttle; so when a file's first
@@ -40,13 +41,16 @@ export async function fetchRest(ctx: SourceContext, source: Resumption): Promise
     discard(response);
     throw tooLarge(ctx.maxFileBytes, total);
   }
-  const version = versionOf(ctx, response, total);
+  const version = splittable(ctx, response, total);
   const gaps = total === null ? [] : gapsOf(kept, total);
   // Pieces kept beyond the first gap (an attempt over several connections was cut): the last gap
   // is asked for first; a source that answers it has the rest fetched in pieces as well.
   if (version && gaps.length > 1) {
     const queue = new PieceQueue(gaps, ctx.transfer.grain);
-    const last = await openPiece(ctx, queue.claim('last')!, version, ctx.signal);
+    const last = await openPiece(ctx, queue.claim('last')!, version, ctx.signal).catch((error: unknown) => {
+      discard(response);
+      throw error;
+    });
     if (!('refused' in last)) {
       const front = queue.claim('first')!;
       front.reach = version.total;
@@ -55,13 +59,16 @@ export async function fetchRest(ctx: SourceContext, source: Resumption): Promise
       return { sizeBytes: version.total, sha256: null };
     }
   }
-  // The rest over the response at hand, from `from` to the end, shared out if it is slow; hashed
-  // along the way when it starts the file.
-  const hash = from === 0 ? new FrontHash(ctx.transfer.file) : null;
+  // The rest over the response at hand, shared out if it is slow; hashed along the way when
+  // nothing was kept. It runs to the end of the file, or, when the source answers ranges of this
+  // version and the file's end is kept already, to the end of the one gap.
+  const hash = kept.length === 0 ? new FrontHash(ctx.transfer.file) : null;
   const front = new Piece(from, total ?? Infinity);
+  const keptAfter = version !== null && gaps.length === 1;
+  if (keptAfter) front.end = gaps[0]!.end;
   const queue = new PieceQueue([], ctx.transfer.grain);
   queue.adopt(front);
-  const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, from), hash);
+  const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, keptAfter ? spanBytes(kept) : from), hash);
   await connections.run([{ piece: front, response, responseEnd: total }], version ? WATCH_MS : null);
   const sizeBytes = total ?? front.position;
   return { sizeBytes, sha256: (await hash?.digest(sizeBytes)) ?? null };
@@ -70,16 +77,21 @@ export async function fetchRest(ctx: SourceContext, source: Resumption): Promise
 /**
  * The version of the file being fetched, which every piece must be of, and where it is: the URL
  * the first response came from, at the end of any redirects (asked for again per attempt, not per
- * piece). Null when the file cannot be fetched in pieces: one connection allowed, no length, no
- * ranges offered, or nothing that tells one version from another.
+ * piece).
  */
-type Version = { url: string; validator: string; total: number };
+type Version = { url: string; ifRange: string; validators: FileVersion; total: number };
 
-function versionOf(ctx: SourceContext, response: SourceResponse, total: number | null): Version | null {
-  const validator = resumeValidator(response.headers);
+/**
+ * The version to fetch pieces of; null when the file cannot be fetched in pieces: one connection
+ * allowed, no length, no ranges offered, or no validator that promises the same bytes (a strong
+ * ETag, or Last-Modified where there is no ETag).
+ */
+function splittable(ctx: SourceContext, response: SourceResponse, total: number | null): Version | null {
+  const validators = versionOf(response.headers);
+  const ifRange = ifRangeOf(validators);
   const offersRanges = response.status === 206 || /\bbytes\b/i.test(response.headers['accept-ranges'] ?? '');
-  if (ctx.directConnections < 2 || total === null || !offersRanges || !validator) return null;
-  return { url: response.url, validator, total };
+  if (ctx.directConnections < 2 || total === null || !offersRanges || !ifRange) return null;
+  return { url: response.url, ifRange, validators, total };
 }
 
 /** The connections of one attempt at a file: any failure stops them all. */
@@ -207,24 +219,25 @@ class Connections {
  * another version is a changed file, which fails the attempt; anything else is the source refusing
  * this connection.
  */
-async function openPiece(ctx: SourceContext, piece: Piece, { url, validator, total }: Version, signal: AbortSignal): Promise<PieceFetch | { refused: Error }> {
+async function openPiece(ctx: SourceContext, piece: Piece, { url, ifRange, validators, total }: Version, signal: AbortSignal): Promise<PieceFetch | { refused: Error }> {
   // Asked for as it is now: another connection may take its second half while the answer comes.
   const [first, last] = [piece.position, piece.end - 1];
   let response: SourceResponse;
   try {
-    response = await ctx.http.get(url, { headers: { range: `bytes=${first}-${last}`, 'if-range': validator }, signal });
+    response = await ctx.http.get(url, { headers: { range: `bytes=${first}-${last}`, 'if-range': ifRange }, signal });
   } catch (error) {
     if (signal.aborted || (error instanceof DownloadError && error.code === 'blocked_address')) throw error;
     return { refused: error as Error };
   }
-  const version = resumeValidator(response.headers);
-  if (version !== null && version !== validator) {
+  const version = versionOf(response.headers);
+  if (!sameVersion(version, validators)) {
     discard(response);
     throw new DownloadError('source_http_error', 'The file changed at the source while its pieces were fetched; it starts over.', true);
   }
   const range = contentRange(response.headers['content-range']);
   const exact = response.status === 206 && range?.first === first && range.last === last && range.total === total;
-  if (!exact || version === null) {
+  // A piece must name the version it is of, as the first response did.
+  if (!exact || ifRangeOf(version) !== ifRange) {
     discard(response);
     return { refused: new DownloadError('source_http_error', `The source answered HTTP ${response.status} to a range of the file.`, true) };
   }

@@ -1,6 +1,8 @@
+import { DownloadError } from '../../core/errors.ts';
 import { frontOf, type Span } from '../../storage/spans.ts';
 import { contentLength, discard, requireStatus, type SourceResponse } from '../http.ts';
 import type { SourceContext } from '../types.ts';
+import { ifRangeOf, parseStoredVersion, sameVersion, storedVersion, versionOf } from './version.ts';
 
 // A retry after a reset or a crash continues from the bytes kept so far (ctx.transfer: on this
 // disk, or in a bucket's upload parts) with a Range request, guarded by If-Range so that a changed
@@ -41,7 +43,11 @@ export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse)
     // Everything was kept already (a crash between the last byte and the file's completion) or the file shrank.
     const total = totalFromContentRange(response.headers['content-range']);
     discard(response);
-    if (total === have && sameVersion(ctx, response)) return { response, from: have, kept, total, complete: true };
+    // Complete only when the kept bytes are the whole of the file they began as, not a front that a
+    // source now says is all there is.
+    if (total === have && sameLength(held?.total ?? null, total) && sameAsKept(ctx, response)) {
+      return { response, from: have, kept, total, complete: true };
+    }
     kept = [];
     response = await request(ctx, null);
   }
@@ -49,7 +55,7 @@ export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse)
     kept.length > 0 &&
     (response.status !== 206 ||
       contentRange(response.headers['content-range'])?.first !== have ||
-      !sameVersion(ctx, response) ||
+      !sameAsKept(ctx, response) ||
       !sameLength(held?.total ?? null, totalFromContentRange(response.headers['content-range'])))
   ) {
     // The source ignored the range, or the file changed (If-Range, or a source that ignores
@@ -61,6 +67,12 @@ export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse)
     }
   }
   requireStatus(response, [200, 206]);
+  const startsAt = response.status === 206 ? (contentRange(response.headers['content-range'])?.first ?? null) : 0;
+  if (startsAt !== (kept.length === 0 ? 0 : have)) {
+    // A range nobody asked for, or not where it was asked: its bytes have no place in the file.
+    discard(response);
+    throw new DownloadError('source_http_error', `The source answered with bytes from ${startsAt ?? 'an unreadable Content-Range'} where the file was asked for from ${kept.length === 0 ? 0 : have}.`);
+  }
   const total = response.status === 206 ? totalFromContentRange(response.headers['content-range']) : contentLength(response);
   if (kept.length === 0) await startOver(ctx, response, total);
   return { response, from: kept.length === 0 ? 0 : have, kept, total, complete: false };
@@ -69,7 +81,7 @@ export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse)
 /** Drops what is kept and remembers what a later attempt resumes from: this URL, this version of its file, this length. */
 async function startOver(ctx: SourceContext, response: SourceResponse, total: number | null): Promise<void> {
   await ctx.transfer.begin(ctx.url, total);
-  await ctx.rememberValidator(resumeValidator(response.headers));
+  await ctx.rememberValidator(storedVersion(versionOf(response.headers)));
 }
 
 /**
@@ -86,22 +98,15 @@ function request(ctx: SourceContext, from: number | null): Promise<SourceRespons
   const headers: Record<string, string> = {};
   if (from !== null) {
     headers.range = `bytes=${from}-`;
-    if (ctx.validator) headers['if-range'] = ctx.validator;
+    const validator = ifRangeOf(parseStoredVersion(ctx.validator));
+    if (validator) headers['if-range'] = validator;
   }
   return ctx.http.get(ctx.url, { headers, signal: ctx.signal });
 }
 
-/** A strong ETag or else Last-Modified: what If-Range accepts. */
-export function resumeValidator(headers: SourceResponse['headers']): string | null {
-  const etag = headers.etag;
-  if (etag && !etag.startsWith('W/')) return etag;
-  return headers['last-modified'] ?? null;
-}
-
-/** Whether a response is of the file version the bytes on disk came from, as far as both say. */
-function sameVersion(ctx: SourceContext, response: SourceResponse): boolean {
-  const validator = resumeValidator(response.headers);
-  return ctx.validator === null || validator === null || validator === ctx.validator;
+/** Whether a response is of the file version the kept bytes came from, as far as both say. */
+function sameAsKept(ctx: SourceContext, response: SourceResponse): boolean {
+  return sameVersion(parseStoredVersion(ctx.validator), versionOf(response.headers));
 }
 
 /** The parts of a Content-Range of bytes: the first and last byte sent, and the file's length when given. */

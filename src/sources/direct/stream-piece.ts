@@ -34,7 +34,7 @@ export async function streamPiece(
       // Bytes past the file's end (a 206 whose body runs on past its Content-Range) never reach
       // the file: a later attempt would resume after them.
       if (chunk.length > room && piece.end === responseEnd) {
-        throw new DownloadError('source_http_error', `The source sent more than the ${responseEnd} bytes it said the file has.`);
+        throw new DownloadError('source_http_error', `The source sent more than it said it would: its answer was to end at byte ${responseEnd}.`);
       }
       const bytes = chunk.length > room ? chunk.subarray(0, room) : chunk;
       meter.add(bytes.length);
