@@ -124,6 +124,22 @@ test('when the source is an empty file, then the download fails at once as unsup
   expect(failed.attempts).toBe(1);
 });
 
+test('when a service of another deployment (its own database) starts on the same bucket while a download runs, then its start-up sweep leaves that download’s scratch alone', async () => {
+  const { 'large.mp4': large } = await sizedMedia();
+  const original = await readFile(large);
+  const created = await app.http.createDownload({ url: source.file('/swept.mp4', large, { bytesPerSecond: Math.ceil(original.length / 4) }) });
+  const id = (created.body as Download).id;
+  await waitForProgress(app.http, id, original.length / 8);
+  // A service of its own database sweeps, at its start, the scratch of downloads its database does not know.
+  const other = await startTestService({ storage: s3.settings() });
+  try {
+    const done = await app.waitForStatus(id, ['completed']);
+    expect(done.file!.sha256).toBe(sha256(original));
+  } finally {
+    await other.stop();
+  }
+}, 60_000);
+
 describe('when the bucket misbehaves', () => {
   afterEach(() => s3.misbehave(null));
 
@@ -283,19 +299,3 @@ test("when the bucket's server is down, then /readyz answers 503 within seconds"
     await down.stop();
   }
 });
-
-test('when a service of another deployment (its own database) starts on the same bucket while a download runs, then its start-up sweep leaves that download’s scratch alone', async () => {
-  const { 'large.mp4': large } = await sizedMedia();
-  const original = await readFile(large);
-  const created = await app.http.createDownload({ url: source.file('/swept.mp4', large, { bytesPerSecond: Math.ceil(original.length / 4) }) });
-  const id = (created.body as Download).id;
-  await waitForProgress(app.http, id, original.length / 8);
-  // A service of its own database sweeps, at its start, the scratch of downloads its database does not know.
-  const other = await startTestService({ storage: s3.settings() });
-  try {
-    const done = await app.waitForStatus(id, ['completed']);
-    expect(done.file!.sha256).toBe(sha256(original));
-  } finally {
-    await other.stop();
-  }
-}, 60_000);
