@@ -219,7 +219,12 @@ class Connections {
  * another version is a changed file, which fails the attempt; anything else is the source refusing
  * this connection.
  */
-async function openPiece(ctx: SourceContext, piece: Piece, { url, ifRange, validators, total }: Version, signal: AbortSignal): Promise<PieceFetch | { refused: Error }> {
+async function openPiece(
+  ctx: SourceContext,
+  piece: Piece,
+  { url, ifRange, validators, total }: Version,
+  signal: AbortSignal,
+): Promise<PieceFetch | { refused: Error }> {
   // Asked for as it is now: another connection may take its second half while the answer comes.
   const [first, last] = [piece.position, piece.end - 1];
   let response: SourceResponse;

@@ -71,7 +71,10 @@ export async function resumeOrStart(ctx: SourceContext, opened?: SourceResponse)
   if (startsAt !== (kept.length === 0 ? 0 : have)) {
     // A range nobody asked for, or not where it was asked: its bytes have no place in the file.
     discard(response);
-    throw new DownloadError('source_http_error', `The source answered with bytes from ${startsAt ?? 'an unreadable Content-Range'} where the file was asked for from ${kept.length === 0 ? 0 : have}.`);
+    throw new DownloadError(
+      'source_http_error',
+      `The source answered with bytes from ${startsAt ?? 'an unreadable Content-Range'} where the file was asked for from ${kept.length === 0 ? 0 : have}.`,
+    );
   }
   const total = response.status === 206 ? totalFromContentRange(response.headers['content-range']) : contentLength(response);
   if (kept.length === 0) await startOver(ctx, response, total);
