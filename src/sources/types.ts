@@ -12,7 +12,7 @@ export type SourceContext = {
   maxFileBytes: number;
   /** Connections a direct file may be fetched over at once, in ranged pieces (1: one connection). */
   directConnections: number;
-  /** The validator remembered from an earlier attempt, for If-Range. */
+  /** The version of the file an earlier attempt kept bytes of, as direct/version.ts stores it: for If-Range, and to tell a changed file. */
   validator: string | null;
   rememberValidator(validator: string | null): Promise<void>;
   /** Called as bytes arrive; the caller decides how often to record it. */

@@ -55,7 +55,7 @@ export async function fetchRest(ctx: SourceContext, source: Resumption): Promise
       const front = queue.claim('first')!;
       front.reach = version.total;
       const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, spanBytes(kept)), null);
-      await connections.run([{ piece: front, response, responseEnd: total }, last]);
+      await connections.run([{ piece: front, response, responseEnd: total }, last], 'at once');
       return { sizeBytes: version.total, sha256: null };
     }
   }
@@ -69,7 +69,7 @@ export async function fetchRest(ctx: SourceContext, source: Resumption): Promise
   const queue = new PieceQueue([], ctx.transfer.grain);
   queue.adopt(front);
   const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, keptAfter ? spanBytes(kept) : from), hash);
-  await connections.run([{ piece: front, response, responseEnd: total }], version ? WATCH_MS : null);
+  await connections.run([{ piece: front, response, responseEnd: total }], version ? 'when slow' : 'never');
   const sizeBytes = total ?? front.position;
   return { sizeBytes, sha256: (await hash?.digest(sizeBytes)) ?? null };
 }
@@ -116,13 +116,13 @@ class Connections {
 
   /**
    * Reads the responses at hand, and has the rest of the pieces fetched over further connections:
-   * at once, or, given `watchMs`, as soon as the first is seen to be slow over such a period.
+   * at once, as soon as the first is seen to be slow (over any WATCH_MS), or never.
    */
-  async run(opened: PieceFetch[], watchMs: number | null = 0): Promise<void> {
+  async run(opened: PieceFetch[], more: 'at once' | 'when slow' | 'never'): Promise<void> {
     for (const fetch of opened) this.connect(fetch);
-    if (watchMs === 0) this.connectMore(opened.length);
+    if (more === 'at once') this.connectMore(opened.length);
     let watch: NodeJS.Timeout | undefined;
-    if (watchMs) {
+    if (more === 'when slow') {
       const [{ piece }] = opened as [PieceFetch];
       let [lastAt, lastPosition] = [Date.now(), piece.position];
       watch = setInterval(() => {
@@ -132,7 +132,7 @@ class Connections {
         if (piece.left === 0 || !slow) return;
         clearInterval(watch);
         this.connect(this.share(piece));
-      }, watchMs);
+      }, WATCH_MS);
     }
     try {
       await this.settled();

@@ -1,3 +1,4 @@
+import { parseJson } from '../../core/json.ts';
 import type { SourceResponse } from '../http.ts';
 
 // Which version of a file a response is of, by what it says of itself: its ETag (strong or weak)
@@ -33,17 +34,9 @@ export function storedVersion(version: FileVersion): string | null {
 /** A stored version back; a bare value, as rows written before kept one, is an ETag or a date. */
 export function parseStoredVersion(stored: string | null): FileVersion {
   if (stored === null) return { etag: null, lastModified: null };
-  const parsed = parsedJson(stored) as Partial<Record<keyof FileVersion, unknown>> | null;
+  const parsed = parseJson(stored) as Partial<Record<keyof FileVersion, unknown>> | null;
   if (parsed !== null && typeof parsed === 'object') {
     return { etag: typeof parsed.etag === 'string' ? parsed.etag : null, lastModified: typeof parsed.lastModified === 'string' ? parsed.lastModified : null };
   }
   return stored.startsWith('"') || stored.startsWith('W/') ? { etag: stored, lastModified: null } : { etag: null, lastModified: stored };
-}
-
-function parsedJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }

@@ -1,3 +1,5 @@
+import { parseJson } from '../../core/json.ts';
+
 // schema.org markup nests freely (an @graph, a WebPage's `video`, an ItemList of videos), so the
 // whole tree is searched rather than a few known paths. The page is an attacker's and JSON.parse
 // takes `[[[[…]]]]` a million deep, so the search keeps its own stack instead of recursing.
@@ -35,18 +37,10 @@ function collectContentUrls(root: unknown, urls: string[]): void {
   }
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    // One broken block (common: trailing commas, HTML comments) must not hide the page's others.
-    return undefined;
-  }
-}
-
 /** `contentUrl` of every VideoObject in the page's JSON-LD blocks (their text), in document order. */
 export function videoObjectUrls(blocks: string[]): string[] {
   const urls: string[] = [];
+  // One broken block (common: trailing commas, HTML comments) must not hide the page's others.
   for (const block of blocks) collectContentUrls(parseJson(block), urls);
   return urls;
 }

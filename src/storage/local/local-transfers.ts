@@ -1,6 +1,7 @@
 import { readFile, rename, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
+import { parseJson } from '../../core/json.ts';
 import { fileWriter } from '../file-writer.ts';
 import { addSpan, spanBytes, spansFrom, type Span } from '../spans.ts';
 import type { HeldTransfer, Transfer, Transfers } from '../transfer.ts';
@@ -48,7 +49,7 @@ class LocalTransfer implements Transfer {
     if (url === null) return null;
     const size = (await sizeOf(this.file)) ?? 0;
     const recorded = await readFile(path.join(this.folder, KEPT), 'utf8').catch(() => '[]');
-    this.kept = spansFrom(parsed(recorded), size);
+    this.kept = spansFrom(parseJson(recorded), size);
     if (spanBytes(this.kept) === 0) return null;
     const length = await readFile(path.join(this.folder, LENGTH), 'utf8').catch(() => '');
     return { url, total: length === '' ? null : Number(length), kept: this.kept };
@@ -89,13 +90,5 @@ class LocalTransfer implements Transfer {
         await rename(next, path.join(this.folder, KEPT));
       });
     return this.saving;
-  }
-}
-
-function parsed(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return [];
   }
 }
