@@ -25,6 +25,9 @@ import type { Row } from './table.ts';
 // same turns, so that the table shows what the storage seam costs.
 
 const HLS_LATENCY_MS = 20;
+/** BENCH_ONLY=hls,create (names: direct, rate-limited, hls, retrieval, pickup, create) runs only those figures; retrieval brings direct, whose file it serves. */
+const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : undefined;
+const runs = (name: string) => !only || only.has(name) || (name === 'direct' && only.has('retrieval'));
 /** The rows of the service that keeps its files in an S3 bucket are named by this. */
 const S3 = 'STORAGE=s3';
 
@@ -82,51 +85,72 @@ try {
   progress(`service (ROLE=all, ${S3}) at ${s3Service.url}, pid ${s3Service.pid}; s3rver ${s3rverVersion()} at ${s3.url}, pid ${s3.pid}`);
 
   const rows: Row[] = [];
-  progress('direct download');
-  const direct = await benchDirect(bench, service, origin, [{ name: S3, service: s3Service }]);
-  rows.push(...direct.rows);
-  progress('direct download from a server that limits the rate of each connection');
-  const rateLimited = await benchRateLimited(bench, service);
-  rows.push(...rateLimited.rows);
-  progress('HLS');
-  rows.push(...(await benchHls(bench, service, slowOrigin, HLS_LATENCY_MS)));
-  progress('retrieval');
-  // The same files and database, served by an API process that leaves the bytes to nginx.
-  const offloadService = () =>
-    bench.keep(
-      startServiceProcess({ databaseUrl: allDatabase, dataDir: allDataDir, role: 'api', ffmpeg, log: log('service-offload'), env: { FILE_OFFLOAD: 'nginx' } }),
-    );
-  // The S3 service's file: streamed from the bucket by the service, or sent there with a 302 by an API process of the same settings.
-  const s3Download = direct.variants[S3]!;
-  const redirectService = await bench.keep(
-    startServiceProcess({ databaseUrl: s3Database, dataDir: s3DataDir, role: 'api', ffmpeg, log: log('service-s3-redirect'), env: s3.env('redirect') }),
-  );
-  rows.push(
-    ...(await benchRetrieval(bench, allDataDir, direct.download, offloadService, [
-      { name: S3, url: s3Download.download_url, target: null },
-      { name: `${S3} S3_RETRIEVAL=redirect`, url: `${redirectService.url}${new URL(s3Download.download_url).pathname}`, target: null, redirects: true },
-    ])),
-  );
-  for (const server of [redirectService, s3Service, s3]) await server.stop();
-  progress('pickup latency');
-  const pickup = await benchPickup(bench, service, origin, allDatabase);
+  const notes: string[] = [];
+  if (runs('direct')) {
+    progress('direct download');
+    const direct = await benchDirect(bench, service, origin, [{ name: S3, service: s3Service }]);
+    rows.push(...direct.rows);
+    if (runs('retrieval')) rows.push(...(await retrieval(direct)));
+  }
+  if (runs('rate-limited')) {
+    progress('direct download from a server that limits the rate of each connection');
+    const rateLimited = await benchRateLimited(bench, service);
+    rows.push(...rateLimited.rows);
+    notes.push(...rateLimited.notes);
+  }
+  if (runs('hls')) {
+    progress('HLS');
+    rows.push(...(await benchHls(bench, service, slowOrigin, HLS_LATENCY_MS)));
+  }
+  for (const server of [s3Service, s3]) await server.stop();
+  const pickup = runs('pickup') ? (progress('pickup latency'), await benchPickup(bench, service, origin, allDatabase)) : [];
   await service.stop();
 
-  progress('POST /downloads');
-  const apiDatabase = await database.create();
-  const apiService = await bench.keep(
-    startServiceProcess({ databaseUrl: apiDatabase, dataDir: path.join(runDir, 'service-api'), role: 'api', ffmpeg, log: log('service-api'), cpuProfileDir }),
-  );
-  const insertApi = await bench.keep(startInsertApi(apiDatabase, log('insert-api')));
-  rows.push(...(await benchCreate(bench, apiService, insertApi)), ...pickup);
+  if (runs('create')) {
+    progress('POST /downloads');
+    const apiDatabase = await database.create();
+    const apiService = await bench.keep(
+      startServiceProcess({ databaseUrl: apiDatabase, dataDir: path.join(runDir, 'service-api'), role: 'api', ffmpeg, log: log('service-api'), cpuProfileDir }),
+    );
+    const insertApi = await bench.keep(startInsertApi(apiDatabase, log('insert-api')));
+    rows.push(...(await benchCreate(bench, apiService, insertApi)));
+  }
+  rows.push(...pickup);
 
   const seconds = Math.round((performance.now() - began) / 1000);
-  const report = renderReport(rows, { database: database.label, seconds, loadBefore, loadAfter: loadAverage() }, [s3Note(S3), ...rateLimited.notes]);
+  const report = renderReport(rows, { database: database.label, seconds, loadBefore, loadAfter: loadAverage() }, [s3Note(S3), ...notes]);
   await writeFile(path.join(projectRoot, 'bench/results.md'), report);
   console.log(`\n${report}`);
   const missed = rows.filter((r) => r.met === false).length;
   progress(missed ? `${missed} target(s) missed; written to bench/results.md` : 'every target met; written to bench/results.md');
   finished = true;
+
+  async function retrieval(direct: Awaited<ReturnType<typeof benchDirect>>): Promise<Row[]> {
+    progress('retrieval');
+    // The same files and database, served by an API process that leaves the bytes to nginx.
+    const offloadService = () =>
+      bench.keep(
+        startServiceProcess({
+          databaseUrl: allDatabase,
+          dataDir: allDataDir,
+          role: 'api',
+          ffmpeg,
+          log: log('service-offload'),
+          env: { FILE_OFFLOAD: 'nginx' },
+        }),
+      );
+    // The S3 service's file: streamed from the bucket by the service, or sent there with a 302 by an API process of the same settings.
+    const s3Download = direct.variants[S3]!;
+    const redirectService = await bench.keep(
+      startServiceProcess({ databaseUrl: s3Database, dataDir: s3DataDir, role: 'api', ffmpeg, log: log('service-s3-redirect'), env: s3.env('redirect') }),
+    );
+    const rows = await benchRetrieval(bench, allDataDir, direct.download, offloadService, [
+      { name: S3, url: s3Download.download_url, target: null },
+      { name: `${S3} S3_RETRIEVAL=redirect`, url: `${redirectService.url}${new URL(s3Download.download_url).pathname}`, target: null, redirects: true },
+    ]);
+    await redirectService.stop();
+    return rows;
+  }
 } finally {
   for (const server of servers.reverse()) await server.stop();
   await database?.stop();
