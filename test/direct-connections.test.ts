@@ -79,20 +79,15 @@ function rangesAsked(ranged: readonly NginxRequest[]): Array<{ first: number; la
     .sort((a, b) => a.first - b.first);
 }
 
-/** Where ranges (in the file's order) fail to tile the file from the first of them to its last byte: bytes asked for twice, or never. */
-function untiled(asked: ReadonlyArray<{ first: number; last: number }>, size: number): string[] {
+/** The bytes from the first range (in the file's order) to the file's last that no range asked for. */
+function neverAsked(asked: ReadonlyArray<{ first: number; last: number }>, size: number): string[] {
   const faults: string[] = [];
-  let reached = { first: 0, last: (asked[0]?.first ?? size) - 1 };
+  let reached = (asked[0]?.first ?? size) - 1;
   for (const range of asked) {
-    if (range.first > reached.last + 1) faults.push(`bytes ${reached.last + 1}-${range.first - 1} never asked for`);
-    if (range.first <= reached.last) {
-      faults.push(
-        `bytes ${range.first}-${Math.min(range.last, reached.last)} asked for twice, by bytes=${reached.first}-${reached.last} and bytes=${range.first}-${range.last}`,
-      );
-    }
-    if (range.last > reached.last) reached = range;
+    if (range.first > reached + 1) faults.push(`bytes ${reached + 1}-${range.first - 1} never asked for`);
+    reached = Math.max(reached, range.last);
   }
-  if (reached.last < size - 1) faults.push(`bytes ${reached.last + 1}-${size - 1} never asked for`);
+  if (reached < size - 1) faults.push(`bytes ${reached + 1}-${size - 1} never asked for`);
   return faults;
 }
 
@@ -125,7 +120,7 @@ async function serveFile(req: IncomingMessage, res: ServerResponse, file: string
   await pipeline(throttled(), res).catch(() => {});
 }
 
-test('when nginx throttles each connection (limit_rate) of a 20 MB file, then the download completes on its first attempt over several connections, the first GET let go where ranged GETs of the rest begin, each byte asked for once', async () => {
+test('when nginx throttles each connection (limit_rate) of a 20 MB file, then the download completes on its first attempt over several connections, the first GET let go where ranged GETs of the rest begin, the bytes of the file sent about once', async () => {
   const target = `/large.mp4?download=${nextDownload()}`;
   const { done } = await expectDownloaded(service, nginx.url + target, media['large.mp4']);
 
@@ -143,8 +138,15 @@ test('when nginx throttles each connection (limit_rate) of a 20 MB file, then th
   expect(asked[0]!.first).toBeGreaterThan(0);
   expect(first!.bodyBytes).toBeGreaterThanOrEqual(asked[0]!.first);
   expect(first!.bodyBytes).toBeLessThan(size);
-  // The ranges join end to end, from where the first GET was let go to the file's last byte.
-  expect(untiled(asked, size)).toEqual([]);
+  // The ranges reach from where the first GET was let go to the file's last byte. Near the end an
+  // idle connection asks for the second half of a range still running, which is let go there: the
+  // bytes sent twice are only those on their way when it was.
+  expect(neverAsked(asked, size)).toEqual([]);
+  const sent = [first!, ...ranged].reduce((sum, request) => sum + request.bodyBytes, 0);
+  expect(sent).toBeGreaterThanOrEqual(size);
+  // A connection let go takes the bytes already on their way (socket buffers, and nginx's burst of
+  // a second's worth at its start), so up to a quarter more in all.
+  expect(sent).toBeLessThan(size * 1.25);
 }, 60_000);
 
 test('when DIRECT_CONNECTIONS=1 and nginx throttles each connection of a 20 MB file, then the download comes over one GET', async () => {

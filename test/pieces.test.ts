@@ -1,4 +1,4 @@
-import { MIN_PIECE_BYTES, Piece, PieceQueue } from '../src/sources/direct/pieces.ts';
+import { MIN_PIECE_BYTES, MIN_TAKEN_BYTES, Piece, PieceQueue } from '../src/sources/direct/pieces.ts';
 import { addSpan, frontOf, gapsOf, spanBytes, spansFrom } from '../src/storage/spans.ts';
 
 // How the missing bytes of a direct file are recorded and shared among connections: pure
@@ -62,9 +62,19 @@ test('when a connection runs out of pieces, then it takes the second half of the
   expect([half.start, half.end, first.end]).toEqual([24 * MiB, 40 * MiB, 24 * MiB]);
   queue.giveBack(half);
   expect(first.end).toBe(40 * MiB);
-  // Too little left to be worth two connections.
-  first.position = 40 * MiB - MIN_PIECE_BYTES;
-  expect(queue.next()).toBeNull();
+  // Read from 8 MiB since time 0: `when(ms)` is the time at which its speed so far brings the rest in `ms`.
+  first.startReading(0);
+  first.position = 40 * MiB - 2 * MIN_TAKEN_BYTES;
+  const when = (ms: number) => (ms * (first.position - 8 * MiB)) / first.left;
+  // Too little left to be worth two connections, at a speed that brings it in 50 ms.
+  expect(queue.next(when(50))).toBeNull();
+  // At a speed that takes a second over it, halves down to MIN_TAKEN_BYTES are taken.
+  const last = queue.next(when(1000))!;
+  expect([last.start, last.end, first.end]).toEqual([40 * MiB - MIN_TAKEN_BYTES, 40 * MiB, 40 * MiB - MIN_TAKEN_BYTES]);
+  queue.done(last);
+  // But not below.
+  first.position = 40 * MiB - 2 * MIN_TAKEN_BYTES + 1;
+  expect(queue.next(10 ** 9)).toBeNull();
   queue.done(first);
   expect(queue.unfinished).toBe(false);
 });

@@ -431,8 +431,9 @@ describe('a direct file', () => {
       const fetched = await fetchDirect(ctx, opened);
       const onDisk = await readFile(fetched.path);
       const hashed = createHash('sha256').update(onDisk).digest('hex');
-      if (fetched.sizeBytes !== onDisk.length || fetched.sha256 !== hashed) {
-        return [`fetchDirect reported ${fetched.sizeBytes} bytes (${fetched.sha256}) for a file of ${onDisk.length} (${hashed})`];
+      const sha256 = await fetched.sha256;
+      if (fetched.sizeBytes !== onDisk.length || sha256 !== hashed) {
+        return [`fetchDirect reported ${fetched.sizeBytes} bytes (${sha256}) for a file of ${onDisk.length} (${hashed})`];
       }
       outcome = { kind: 'accepted', bytes: onDisk };
     } catch (error) {

@@ -31,8 +31,11 @@ export type FetchedFile = {
   declaredType: string | null;
 };
 
-/** A direct file also carries the name its source gave it, if any. */
-export type FetchedDirectFile = FetchedFile & { dispositionName: string | null };
+/**
+ * A direct file also carries the name its source gave it, if any; its sha256 may still be being
+ * computed, so that ffmpeg's check of the file runs beside it (on the other core) rather than after.
+ */
+export type FetchedDirectFile = Omit<FetchedFile, 'sha256'> & { sha256: Promise<string>; dispositionName: string | null };
 
 // Streams (HLS, DASH) are planned first, as tracks of segments, and then fetched the same way
 // whatever the manifest format was.

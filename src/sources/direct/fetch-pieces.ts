@@ -20,7 +20,8 @@ import { ifRangeOf, sameVersion, versionOf, type FileVersion } from './version.t
 // version fails the attempt; the next one finds the change through If-Range and starts the file
 // over, never splicing two versions.
 
-export type FetchedRest = { sizeBytes: number; sha256: string | null };
+/** `sha256` is still being computed (the pieces' bytes after the front are read back): null when the rest did not pass through it. */
+export type FetchedRest = { sizeBytes: number; sha256: Promise<string> | null };
 
 /**
  * How often the first connection's speed is looked at, over the last such period: its first bytes
@@ -71,7 +72,7 @@ export async function fetchRest(ctx: SourceContext, source: Resumption): Promise
   const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, keptAfter ? spanBytes(kept) : from), hash);
   await connections.run([{ piece: front, response, responseEnd: total }], version ? 'when slow' : 'never');
   const sizeBytes = total ?? front.position;
-  return { sizeBytes, sha256: (await hash?.digest(sizeBytes)) ?? null };
+  return { sizeBytes, sha256: hash?.digest(sizeBytes) ?? null };
 }
 
 /**
@@ -178,12 +179,17 @@ class Connections {
     for (let n = running; n < this.ctx.directConnections; n++) this.connect(null);
   }
 
-  /** A connection: the piece at hand (or the one `start` gives), then whatever piece is next, until none is left or the source refuses it. */
+  /**
+   * A connection: the piece at hand (or the one `start` gives), then whatever piece is next, until
+   * none is left or the source refuses it. A `start` that gives none (the source refused to share
+   * out) ends it: taking halves would only be refused again.
+   */
   private connect(start: PieceFetch | Promise<PieceFetch | null> | null): void {
     const task = (async () => {
       let job: PieceFetch | null = null;
       try {
         job = await start;
+        if (start && !job) return;
         for (;;) {
           if (!job) {
             const piece = this.version && this.queue.next();

@@ -5,14 +5,29 @@ import type { Span } from '../../storage/spans.ts';
 // stops at the half), so that the connections end together rather than one slow piece holding
 // the end of the download; one connection's whole file is split the same way.
 
-/** Below this a piece is not worth a connection of its own. */
+/** Below this a piece is not worth a connection of its own when the rest is shared out. */
 export const MIN_PIECE_BYTES = 4 * 1024 * 1024;
+/**
+ * Near the end, halves down to this are taken over from a connection that is slow (its last bytes
+ * would take TAKE_OVER_IF_LEFT_MS or more at its speed so far): a throttled source often lets a new
+ * connection start with a burst, so an idle connection ends them sooner.
+ */
+export const MIN_TAKEN_BYTES = 256 * 1024;
+const TAKE_OVER_IF_LEFT_MS = 100;
+/**
+ * A connection's speed is trusted once it has read this long: its first bytes may be a burst, and
+ * the bytes on their way to it (which are fetched twice when it is let go early) are then few.
+ */
+const SPEED_AFTER_MS = 250;
 
 export class Piece {
   /** Where the next byte goes; `end` may move back while the piece runs, never past `position`. */
   position: number;
   /** How far the response it is read from goes: its end may move back out to there. */
   reach: number;
+
+  /** When its response began to be read, and where it then was: its speed so far. */
+  private reading: { since: number; from: number } | null = null;
 
   constructor(
     readonly start: number,
@@ -24,6 +39,17 @@ export class Piece {
 
   get left(): number {
     return this.end - this.position;
+  }
+
+  startReading(now = Date.now()): void {
+    this.reading = { since: now, from: this.position };
+  }
+
+  /** How long its connection will take over what is left at its speed so far; null before that speed is known. */
+  msLeft(now: number): number | null {
+    if (!this.reading || now - this.reading.since < SPEED_AFTER_MS) return null;
+    const bytesPerMs = (this.position - this.reading.from) / (now - this.reading.since);
+    return bytesPerMs > 0 ? this.left / bytesPerMs : Infinity;
   }
 }
 
@@ -79,15 +105,20 @@ export class PieceQueue {
     return piece;
   }
 
-  /** The next piece to run: one waiting, else the second half of the running piece with most left, when both halves are worth a connection. */
-  next(): Piece | null {
+  /**
+   * The next piece to run: one waiting, else the second half of the running piece with most left,
+   * when both halves are worth a connection, or are at least MIN_TAKEN_BYTES of a slow one.
+   */
+  next(now = Date.now()): Piece | null {
     const waiting = this.claim('first');
     if (waiting) return waiting;
     let widest: Piece | null = null;
     for (const piece of this.running) if (!widest || piece.left > widest.left) widest = piece;
     if (!widest) return null;
     const half = this.edgeAfter(widest.position + widest.left / 2);
-    if (half - widest.position < MIN_PIECE_BYTES || widest.end - half < MIN_PIECE_BYTES) return null;
+    const smaller = Math.min(half - widest.position, widest.end - half);
+    const slow = (widest.msLeft(now) ?? 0) >= TAKE_OVER_IF_LEFT_MS;
+    if (smaller < MIN_PIECE_BYTES && !(slow && smaller >= MIN_TAKEN_BYTES)) return null;
     const taken = new Piece(half, widest.end);
     widest.end = half;
     this.running.add(taken);

@@ -45,6 +45,7 @@ export async function streamPiece(
     }
   }
   const writer = ctx.transfer.writer(piece.position);
+  piece.startReading();
   try {
     // The body is read only by `within`, so that its connection, let go where the piece ends, is
     // no failure of the pipeline (which would drop the writes still queued).

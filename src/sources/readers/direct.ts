@@ -39,6 +39,7 @@ export async function readDirect(ctx: MediaContext, opened?: SourceResponse): Pr
     ctx.phaseEnded('remux');
     const described = await describe(ctx.ffmpeg, remuxed, ctx.signal);
     ctx.phaseEnded('probe');
+    // The source's bytes are not the file handed back: their hash is not needed.
     return { ...described, declaredType: remuxed.mime, title: fetched.dispositionName, source: 'direct' };
   }
   // The file is handed back as it came, so ffmpeg must find audio or video in it: a container's
@@ -51,10 +52,12 @@ export async function readDirect(ctx: MediaContext, opened?: SourceResponse): Pr
     const reason = info instanceof DownloadError ? info.message : `no audio or video stream in this ${container.mime} file`;
     throw new DownloadError('unsupported_source', `No playable video or audio was found at ${ctx.url} (${reason}).`);
   }
+  const sha256 = await fetched.sha256;
   ctx.phaseEnded('probe');
   const { dispositionName, ...file } = fetched;
   return {
     ...file,
+    sha256,
     mime: container.mime,
     ext: container.ext,
     durationSeconds: info.durationSeconds,
