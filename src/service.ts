@@ -5,6 +5,7 @@ import { ConfigError, type Config } from './config/index.ts';
 import { keyHashSecret } from './config/key-hash-secret.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { applyMigrationsApart } from './db/migrate-apart.ts';
+import { createPool } from './db/pool.ts';
 import { createPrisma } from './db/prisma.ts';
 import { DownloadRepository } from './downloads/repository.ts';
 import { DownloadChanges } from './events/changes.ts';
@@ -75,12 +76,13 @@ async function startOn(
   { config, ffmpeg, ytdlp, log }: { config: Config; ffmpeg: string | undefined; ytdlp: YtDlp | null; log: ReturnType<typeof createLogger> },
 ): Promise<Service> {
   await applyMigrationsApart(databaseUrl);
-  const prisma = createPrisma(databaseUrl);
+  const pool = createPool(databaseUrl);
+  const prisma = createPrisma(pool);
   const boss = await startQueue(databaseUrl, config, log);
   await ensureWebhookQueue(boss, config);
   const storage = await openStorage(config, prisma);
   const changes = await DownloadChanges.start(databaseUrl);
-  const downloads = new DownloadRepository(prisma, enqueueWebhooks(boss, config));
+  const downloads = new DownloadRepository(prisma, pool, enqueueWebhooks(boss, config));
   const metrics = new Metrics(queueCounts(boss));
 
   const http = new SourceHttp({
@@ -103,7 +105,6 @@ async function startOn(
     const { listen } = await httpLayer();
     server = await listen({
       downloads,
-      boss,
       storage,
       streams,
       config,
@@ -132,6 +133,7 @@ async function startOn(
     await sandbox.close();
     storage.close();
     await prisma.$disconnect();
+    await pool.end();
     await embedded?.stop();
   };
   return {

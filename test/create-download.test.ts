@@ -252,4 +252,12 @@ describe('file name', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-disposition']).toContain("filename*=UTF-8''passwd4pm.exe.mp4");
   });
+
+  test('when the filename carries half of a surrogate pair, then the name keeps U+FFFD in its place', async () => {
+    // JSON may escape one half alone ("\ud800"), which no UTF-8 text can hold.
+    const created = await app.http.createDownload({ url: clipUrl, filename: 'half\ud800pair' });
+    expect(created.status).toBe(202);
+    const done = await app.waitForStatus((created.body as Download).id, ['completed']);
+    expect(done.file!.filename).toBe('half\ufffdpair.mp4');
+  });
 });

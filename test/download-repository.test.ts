@@ -1,30 +1,36 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
 import { DownloadError } from '../src/core/errors.ts';
 import { applyMigrations } from '../src/db/migrate.ts';
+import { createPool } from '../src/db/pool.ts';
 import { createPrisma, type Prisma } from '../src/db/prisma.ts';
 import { DownloadRepository, type AttemptKey } from '../src/downloads/repository.ts';
 import { createTestDatabase, type TestDatabase } from './support/database.ts';
 
 let database: TestDatabase;
+let pool: pg.Pool;
 let prisma: Prisma;
 let downloads: DownloadRepository;
 
 beforeAll(async () => {
   database = await createTestDatabase();
   await applyMigrations(database.url);
-  prisma = createPrisma(database.url);
-  downloads = new DownloadRepository(prisma);
+  pool = createPool(database.url);
+  prisma = createPrisma(pool);
+  downloads = new DownloadRepository(prisma, pool);
 });
 
 afterAll(async () => {
   await prisma?.$disconnect();
+  await pool?.end();
   await database?.drop();
 });
 
 async function queuedDownload(): Promise<string> {
-  const [row] = await downloads.insertMany([{ id: randomUUID(), url: 'http://example.com/a.mp4', quality: 'best', requestHash: 'hash' }], async () => {});
-  return row!.id;
+  // Without its job: no worker runs here, and the claims are the repository's own.
+  const row = await prisma.download.create({ data: { id: randomUUID(), url: 'http://example.com/a.mp4', quality: 'best', requestHash: 'hash' } });
+  return row.id;
 }
 
 async function claimed(id: string, leaseSeconds = 30): Promise<AttemptKey> {

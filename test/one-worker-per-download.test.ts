@@ -1,5 +1,7 @@
 import { stat } from 'node:fs/promises';
+import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import { createPool } from '../src/db/pool.ts';
 import { createPrisma, type Prisma } from '../src/db/prisma.ts';
 import { DownloadRepository } from '../src/downloads/repository.ts';
 import { DOWNLOAD_QUEUE } from '../src/queue/index.ts';
@@ -18,6 +20,7 @@ let app: TestService;
 let second: Service;
 let source: FixtureServer;
 let boss: PgBoss;
+let pool: pg.Pool;
 let prisma: Prisma;
 
 beforeAll(async () => {
@@ -25,11 +28,13 @@ beforeAll(async () => {
   second = await startService({ ...app.config, port: 0 });
   source = await startFixtureServer();
   boss = await openQueue(app.config.databaseUrl!);
-  prisma = createPrisma(app.config.databaseUrl!);
+  pool = createPool(app.config.databaseUrl!);
+  prisma = createPrisma(pool);
 });
 
 afterAll(async () => {
   await prisma?.$disconnect();
+  await pool?.end();
   await boss?.stop({ graceful: false });
   await second?.stop();
   await source?.close();
@@ -44,7 +49,7 @@ test('when a second job for a running download reaches a worker, then it starts 
   await waitForProgress(app.http, id, size / 8);
 
   // A claim made beside the running attempt finds the download leased.
-  expect(await new DownloadRepository(prisma).claim(id, 30)).toEqual({ kind: 'held' });
+  expect(await new DownloadRepository(prisma, pool).claim(id, 30)).toEqual({ kind: 'held' });
   await boss.send(DOWNLOAD_QUEUE, { download_id: id });
 
   const done = await app.waitForStatus(id, ['completed', 'failed']);

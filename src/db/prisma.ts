@@ -1,13 +1,10 @@
 import { PrismaPg } from '@prisma/adapter-pg';
+import type pg from 'pg';
 import { PrismaClient } from '../../generated/prisma/client.ts';
 
 export type Prisma = InstanceType<typeof PrismaClient>;
 
-export function createPrisma(databaseUrl: string): Prisma {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
-}
-
-/** Postgres unique_violation, as Prisma reports it. */
-export function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2002';
+/** Prisma on `pool`, which it shares; `$disconnect` leaves the pool open for its owner to end. */
+export function createPrisma(pool: pg.Pool): Prisma {
+  return new PrismaClient({ adapter: new PrismaPg(pool) });
 }

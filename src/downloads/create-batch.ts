@@ -1,6 +1,4 @@
-import type { PgBoss } from 'pg-boss';
 import type { Download as Row } from '../../generated/prisma/client.ts';
-import { enqueueDownloads } from '../queue/index.ts';
 import type { DownloadRepository, NewDownload } from './repository.ts';
 
 /** `limit`: how many downloads not yet ended its owner may have, this one included; none when undefined. */
@@ -12,14 +10,13 @@ const MAX_IN_FLIGHT = 2;
 /**
  * Group commit for creates: the downloads asked for while earlier transactions are running are
  * written, with their jobs, in the next transaction together. Each row still commits with its own
- * job, but a burst of creates costs a few transactions instead of one each, which is what bounds
- * create throughput (pg-boss's job insert is the expensive half).
+ * job, but a burst of creates costs a few transactions instead of one each.
  */
 export class CreateBatcher {
   private readonly waiting: Waiting[] = [];
   private inFlight = 0;
 
-  constructor(private readonly deps: { downloads: DownloadRepository; boss: PgBoss }) {}
+  constructor(private readonly deps: { downloads: DownloadRepository }) {}
 
   /** The row, or null when its owner already has `limit` downloads that have not ended. */
   add(data: NewDownload, limit: number | undefined): Promise<Row | null> {
@@ -56,11 +53,9 @@ export class CreateBatcher {
   }
 
   private write(batch: Waiting[]): Promise<Row[]> {
-    const ids = (rows: Row[]) => rows.map((row) => row.id);
-    const limits = new Map(batch.flatMap((item) => (item.limit === undefined ? [] : [[item.data.owner ?? '', item.limit] as const])));
+    const limits = new Map(batch.flatMap((item) => (item.limit === undefined ? [] : [[item.data.owner, item.limit] as const])));
     return this.deps.downloads.insertMany(
       batch.map((item) => item.data),
-      (rows, tx) => enqueueDownloads(this.deps.boss, ids(rows), tx),
       limits,
     );
   }

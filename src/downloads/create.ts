@@ -1,8 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { PgBoss } from 'pg-boss';
 import type { components } from '../../generated/api.ts';
 import type { Download as Row } from '../../generated/prisma/client.ts';
-import { isUniqueViolation } from '../db/prisma.ts';
+import { isUniqueViolation } from '../db/errors.ts';
 import type { Caller } from './caller.ts';
 import { CreateBatcher } from './create-batch.ts';
 import { cleanFileName } from './filename.ts';
@@ -38,7 +37,7 @@ function requestHash(input: CreateDownloadInput): string {
 export class DownloadCreator {
   private readonly batch: CreateBatcher;
 
-  constructor(private readonly deps: { downloads: DownloadRepository; boss: PgBoss; maxActivePerKey: number }) {
+  constructor(private readonly deps: { downloads: DownloadRepository; maxActivePerKey: number }) {
     this.batch = new CreateBatcher(deps);
   }
 

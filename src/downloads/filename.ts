@@ -6,6 +6,8 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]+/g;
 // follows it around, so that a name can show an extension it does not have. Removed rather than
 // spaced, since zero-width joiners inside emoji are among them.
 const FORMAT_CHARACTERS = /\p{Cf}+/gu;
+/** Half of a surrogate pair, which JSON can carry escaped but UTF-8 cannot: U+FFFD, as an encoder makes it. */
+const LONE_SURROGATE = /\p{Cs}/gu;
 /** In UTF-8 bytes, so that the name with its extension stays within the 255 bytes most file systems allow. */
 const MAX_BYTES = 180;
 
@@ -24,6 +26,7 @@ function withinBytes(text: string, max: number): string {
 export function cleanFileName(name: string): string {
   const cleaned = name
     .replace(FORMAT_CHARACTERS, '')
+    .replace(LONE_SURROGATE, '\ufffd')
     .replace(UNSAFE, ' ')
     .replace(/\s+/g, ' ')
     .replace(/^[.\s]+/, '');

@@ -1,7 +1,10 @@
+import pg from 'pg';
 import { Prisma as Sql, type Prisma as Generated, type Download as Row } from '../../generated/prisma/client.ts';
+import { inTransaction } from '../db/pool.ts';
 import type { Prisma } from '../db/prisma.ts';
 import type { DownloadError } from '../core/errors.ts';
 import type { Caller } from './caller.ts';
+import { INSERT_DOWNLOADS, LOCK_OWNERS } from './create-sql.ts';
 import { ACTIVE_STATUSES, type DownloadStatus } from '../core/statuses.ts';
 import { DOWNLOAD_QUEUE, JOB_TABLE, LIVE_JOB_STATES } from '../queue/index.ts';
 
@@ -9,7 +12,23 @@ import { DOWNLOAD_QUEUE, JOB_TABLE, LIVE_JOB_STATES } from '../queue/index.ts';
 // come from, so that a late or repeated job can never move a download backwards (a completed one
 // back to downloading, say); the changes an attempt makes are guarded by its claim as well.
 
-export type NewDownload = Generated.DownloadCreateManyInput;
+/** What a create writes; the other columns start at their defaults. */
+export type NewDownload = Pick<
+  Row,
+  | 'id'
+  | 'owner'
+  | 'url'
+  | 'quality'
+  | 'requestedFilename'
+  | 'callbackUrl'
+  | 'mode'
+  | 'audioFormat'
+  | 'subtitles'
+  | 'callbackState'
+  | 'linkBase'
+  | 'idempotencyKey'
+  | 'requestHash'
+>;
 export type Transaction = Generated.TransactionClient;
 
 /**
@@ -65,12 +84,31 @@ const ENDINGS: DownloadStatus[] = ['completed', 'failed', 'cancelled'];
 /** An attempt holds its download while the download is in one of these. */
 const RUNNING = ACTIVE.filter((status) => status !== 'queued');
 
+const fieldNames = new Map<string, string>();
+
+/** A column's name in camelCase, as the row's field is named; worked out once for each column. */
+function fieldOf(column: string): string {
+  let field = fieldNames.get(column);
+  if (field === undefined) {
+    field = column.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
+    fieldNames.set(column, field);
+  }
+  return field;
+}
+
 /** `RETURNING *` names columns as the table does; each field is its column's name in camelCase. */
 function toRow(columns: Record<string, unknown>): Row {
-  return Object.fromEntries(
-    Object.entries(columns).map(([name, value]) => [name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()), value]),
-  ) as Row;
+  const row: Record<string, unknown> = {};
+  for (const column in columns) row[fieldOf(column)] = columns[column];
+  return row as Row;
 }
+
+/** Values read through pg as Prisma reads them: int8 as bigint (pg's own reading is a string). */
+const INT8: number = pg.types.builtins.INT8;
+const PRISMA_TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
+    oid === INT8 ? BigInt : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
 
 /** The rows a caller may see: its own, or all. */
 function visibleTo(caller: Caller): Generated.DownloadWhereInput {
@@ -82,9 +120,6 @@ function visibleSql(caller: Caller): Sql.Sql {
   return caller.sees === 'all' ? Sql.empty : Sql.sql`AND owner = ${caller.owner}`;
 }
 
-/** Advisory locks taken on an owner's name (two-key form, so they never meet pg-boss's one-key locks). */
-const OWNER_LOCK_CLASS = 0x76647331;
-
 function ids(rows: { id: string }[]): string[] {
   return rows.map((row) => row.id);
 }
@@ -92,6 +127,8 @@ function ids(rows: { id: string }[]): string[] {
 export class DownloadRepository {
   constructor(
     private readonly prisma: Prisma,
+    /** The pool Prisma runs on, for what is written as SQL. */
+    private readonly pool: pg.Pool,
     private readonly onEnded: EndedHook = async () => {},
   ) {}
 
@@ -118,18 +155,26 @@ export class DownloadRepository {
   }
 
   /**
-   * Inserts the rows and, in the same transaction, what `alongside` writes through it (their jobs).
-   * `limits` bounds the downloads not yet ended of the owners it names: rows beyond an owner's bound
-   * are left out (the caller sees which by their ids). Each such owner is locked for the
-   * transaction, so that creates racing on several processes cannot pass the bound together.
+   * Inserts the downloads, each with its job: a row commits with its job or not at all. `limits`
+   * bounds the downloads not yet ended of the owners it names: rows beyond an owner's bound are
+   * left out (the caller sees which by their ids). Each such owner is locked for the transaction,
+   * so that creates racing on several processes cannot pass the bound together.
    */
-  insertMany(data: NewDownload[], alongside: (rows: Row[], tx: Transaction) => Promise<void>, limits = new Map<string, number>()): Promise<Row[]> {
-    return this.prisma.$transaction(async (tx) => {
-      const admitted = limits.size ? await this.withinLimits(data, limits, tx) : data;
-      const rows = admitted.length ? await tx.download.createManyAndReturn({ data: admitted }) : [];
-      await alongside(rows, tx);
-      return rows;
-    });
+  async insertMany(data: NewDownload[], limits = new Map<string, number>()): Promise<Row[]> {
+    const query = {
+      // Prepared once on each connection: the statement is long, and every batch runs it.
+      name: 'insert-downloads',
+      text: INSERT_DOWNLOADS,
+      values: [JSON.stringify(data), new Date(), JSON.stringify([...limits].map(([owner, limit]) => ({ owner, limit })))],
+      types: PRISMA_TYPES,
+    };
+    const result = limits.size
+      ? await inTransaction(this.pool, async (client) => {
+          await client.query(LOCK_OWNERS, [[...limits.keys()].sort()]);
+          return client.query<Record<string, unknown>>(query);
+        })
+      : await this.pool.query<Record<string, unknown>>(query);
+    return result.rows.map(toRow);
   }
 
   /**
@@ -327,25 +372,6 @@ export class DownloadRepository {
   async activeAmong(candidates: string[]): Promise<Set<string>> {
     const rows = await this.prisma.download.findMany({ where: { id: { in: candidates }, status: { in: ACTIVE } }, select: { id: true } });
     return new Set(ids(rows));
-  }
-
-  /** Of `data`, in order, the rows that keep each limited owner within its bound. */
-  private async withinLimits(data: NewDownload[], limits: Map<string, number>, tx: Transaction): Promise<NewDownload[]> {
-    // One order for the locks, so that two transactions never wait for each other's.
-    const owners = [...limits.keys()].sort();
-    for (const owner of owners) await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OWNER_LOCK_CLASS}::int, hashtext(${owner}))`;
-    const counts = await tx.$queryRaw<{ owner: string; active: number }[]>`
-      SELECT owner, count(*)::int AS active FROM downloads
-       WHERE owner = ANY(${owners}) AND status = ANY(${ACTIVE}::download_status[]) GROUP BY owner`;
-    const active = new Map(counts.map((count) => [count.owner, count.active]));
-    return data.filter((row) => {
-      const owner = row.owner ?? '';
-      const limit = limits.get(owner);
-      if (limit === undefined) return true;
-      const now = active.get(owner) ?? 0;
-      active.set(owner, now + 1);
-      return now < limit;
-    });
   }
 
   /** Runs `change` in a transaction with the hook on the downloads it ended. */

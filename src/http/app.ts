@@ -3,7 +3,6 @@ import path from 'node:path';
 import express from 'express';
 import helmet from 'helmet';
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { PgBoss } from 'pg-boss';
 import { parse } from 'yaml';
 import type { Config } from '../config/index.ts';
 import { projectRoot } from '../config/paths.ts';
@@ -27,7 +26,6 @@ export const MAX_BODY_BYTES = 16 * 1024;
 
 export type AppDeps = {
   downloads: DownloadRepository;
-  boss: PgBoss;
   storage: Storage;
   streams: EventStreams;
   config: Config;

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { components } from '../../generated/api.ts';
+import { unavailableCode } from '../db/errors.ts';
 import { StoreUnavailable } from '../storage/index.ts';
 
 // Every failure leaves the API as an RFC 9457 problem document: never a stack trace, never HTML.
@@ -99,15 +100,13 @@ function plainMessage(item: { path: string; message: string }): string {
     : item.message;
 }
 
-// Prisma's codes for a database that cannot be reached or answered in time: a passing state.
-const DATABASE_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 /** For a database or a file store that cannot be reached for a moment. */
 const RETRY_AFTER_SECONDS = 5;
 
 function toProblem(error: unknown, req: Request): HttpProblem {
   if (error instanceof HttpProblem) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && DATABASE_UNAVAILABLE.has(code)) {
+  const code = unavailableCode(error);
+  if (code) {
     req.log.warn({ code }, 'database unavailable');
     return new HttpProblem(503, 'The database is unavailable; try again shortly.', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
   }

@@ -1,17 +1,17 @@
-import { fromPrisma, PgBoss, type Queue } from 'pg-boss';
+import { PgBoss, type Queue } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 import { downloadJobExpirySeconds } from './expiry.ts';
 
 // The queue lives in the same PostgreSQL as the downloads, so that a download row and its job are
-// written in one transaction.
+// written in one transaction (src/downloads/create-sql.ts writes the job as pg-boss would).
 
 export const DOWNLOAD_QUEUE = 'download';
 export type DownloadJob = { download_id: string };
 
-const SCHEMA = 'pgboss';
+export const QUEUE_SCHEMA = 'pgboss';
 /** Where pg-boss keeps the jobs of every queue that is not partitioned, as ours are not. */
-export const JOB_TABLE = `${SCHEMA}.job`;
+export const JOB_TABLE = `${QUEUE_SCHEMA}.job`;
 /** The states of a job that pg-boss will still run: waiting, waiting to be retried, running. */
 export const LIVE_JOB_STATES = ['created', 'retry', 'active'];
 
@@ -45,7 +45,7 @@ function downloadQueueSettings(config: Config): QueueSettings {
 export async function startQueue(databaseUrl: string, config: Config, log: Logger): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: databaseUrl,
-    schema: SCHEMA,
+    schema: QUEUE_SCHEMA,
     // Workers wake on NOTIFY the moment a job is created; polling stays as the fallback.
     useListenNotify: true,
     // Only the API-only role has no scheduler work to do.
@@ -64,10 +64,4 @@ export async function startQueue(databaseUrl: string, config: Config, log: Logge
 /** A new job for a download whose run was interrupted: due at once, with no retry used up. */
 export async function requeueDownload(boss: PgBoss, id: string): Promise<void> {
   await boss.send(DOWNLOAD_QUEUE, { download_id: id } satisfies DownloadJob);
-}
-
-/** Queues one job for each download, in the transaction `tx` that writes their rows. */
-export async function enqueueDownloads(boss: PgBoss, ids: string[], tx: Parameters<typeof fromPrisma>[0]): Promise<void> {
-  const jobs = ids.map((id) => ({ data: { download_id: id } satisfies DownloadJob }));
-  await boss.insert(DOWNLOAD_QUEUE, jobs, { db: fromPrisma(tx) });
 }

@@ -1,5 +1,4 @@
 import { Router, type Request } from 'express';
-import type { PgBoss } from 'pg-boss';
 import type { Download as Row } from '../../../generated/prisma/client.ts';
 import type { Config } from '../../config/index.ts';
 import type { DownloadStatus } from '../../core/statuses.ts';
@@ -18,7 +17,6 @@ import { sendJson, type RequestBody } from '../typed.ts';
 
 type DownloadRoutesDeps = {
   downloads: DownloadRepository;
-  boss: PgBoss;
   storage: Storage;
   streams: EventStreams;
   config: Config;
@@ -68,7 +66,7 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   const router = Router();
   const { downloads, config, keys } = deps;
   const addresses = new AddressPolicy(config.allowPrivateAddresses);
-  const creator = new DownloadCreator({ downloads, boss: deps.boss, maxActivePerKey: config.maxActiveDownloadsPerKey });
+  const creator = new DownloadCreator({ downloads, maxActivePerKey: config.maxActiveDownloadsPerKey });
   const refuseWhenFull = () => {
     if (deps.streams.full) {
       throw new HttpProblem(503, `This server holds as many event streams as it allows (${deps.streams.max}); try again shortly.`, { 'Retry-After': '5' });
