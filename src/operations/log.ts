@@ -17,9 +17,15 @@ const SECRET_PARAMS = /([?&](?:api[_-]?key|key|token|access[_-]?token|secret)=)[
 export const redactToken = (url: string): string => url.replace(FILE_PATH, '$1[token]').replace(SECRET_PARAMS, '$1[redacted]').replace(TOKEN, '[token]');
 
 export function createLogger(config: Pick<Config, 'logLevel' | 'role'>): Logger {
-  return pino({
-    level: config.logLevel,
-    base: { role: config.role },
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.download_url', 'secret'], censor: '[redacted]' },
-  });
+  return pino(
+    {
+      level: config.logLevel,
+      base: { role: config.role },
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.download_url', 'secret'], censor: '[redacted]' },
+    },
+    // Written in the background: a synchronous write of every request's line to a pipe took a
+    // sixth of a file request's time. Lines that come while one write is under way go out
+    // together with the next; pino writes what is left synchronously when the process exits.
+    pino.destination({ dest: 1, sync: false }),
+  );
 }
