@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createHttp, startTestService, type Download, type TestHttp, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
-import { offloadServer, startNginx, type Nginx } from './support/nginx.ts';
+import { offloadServer, offloadUpstream, startNginx, type Nginx } from './support/nginx.ts';
 
 // FILE_OFFLOAD=nginx: Debian's nginx in front of the service, configured as the README says. The
 // service decides whether a token may have its file; nginx sends the bytes, with ranges and
@@ -22,7 +22,7 @@ beforeAll(async () => {
   app = await startTestService({ fileOffload: 'nginx' });
   source = await startFixtureServer();
   nginxDir = await mkdtemp(path.join(os.tmpdir(), 'vds-nginx-'));
-  nginx = await startNginx(nginxDir, offloadServer(app.service.url, path.join(app.config.dataDir, 'files')));
+  nginx = await startNginx(nginxDir, offloadServer(path.join(app.config.dataDir, 'files')), { http: offloadUpstream(app.service.url) });
   proxied = createHttp(nginx.url);
   original = await readFile(mediaPath('clip.mp4'));
 });
