@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 
 export type { Logger } from 'pino';
@@ -23,9 +23,38 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'role'>): Logger 
       base: { role: config.role },
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.download_url', 'secret'], censor: '[redacted]' },
     },
-    // Written in the background: a synchronous write of every request's line to a pipe took a
-    // sixth of a file request's time. Lines that come while one write is under way go out
-    // together with the next; pino writes what is left synchronously when the process exits.
-    pino.destination({ dest: 1, sync: false }),
+    stdoutByTurn(),
   );
+}
+
+/** Lines kept until the end of a turn of the event loop; sonic-boom writes sooner only when a turn logs more. */
+const TURN_BYTES = 8 * 1024;
+
+/**
+ * Standard output, written once per turn of the event loop with all the lines of that turn. A
+ * write per line (each request logs one) cost a file link behind nginx a sixth of its time,
+ * mostly in waking whoever reads the other end of the pipe, or the thread pool when handed to
+ * it. Warnings and errors go out at once, since the process may end before the turn does.
+ */
+function stdoutByTurn(): DestinationStream {
+  const out = pino.destination({ dest: 1, sync: true, minLength: TURN_BYTES });
+  let flushing = false;
+  const flush = () => {
+    flushing = false;
+    out.flush();
+  };
+  const stream = {
+    // pino then tells the stream the level of each line before writing it.
+    [Symbol.for('pino.metadata')]: true,
+    lastLevel: 0,
+    write(line: string) {
+      out.write(line);
+      if (stream.lastLevel >= pino.levels.values.warn!) flush();
+      else if (!flushing) {
+        flushing = true;
+        setImmediate(flush);
+      }
+    },
+  };
+  return stream;
 }
