@@ -1,5 +1,5 @@
 import getPort from 'get-port';
-import { offloadServer, writeNginxConfig } from '../test/support/nginx.ts';
+import { offloadServer, offloadUpstream, writeNginxConfig, type NginxOptions } from '../test/support/nginx.ts';
 import { startServer, type Server } from './processes.ts';
 
 // nginx is the reference for serving files: one worker process (like the service's one Node
@@ -22,11 +22,11 @@ export function startRateLimitedNginx(nginx: string, root: string, dir: string, 
 
 /** nginx in front of the service at `service`, sending the files under `filesDir` for it (FILE_OFFLOAD=nginx). */
 export function startOffloadNginx(nginx: string, service: string, filesDir: string, dir: string): Promise<Server> {
-  return startWith(nginx, dir, offloadServer(service, filesDir));
+  return startWith(nginx, dir, offloadServer(filesDir), { http: offloadUpstream(service) });
 }
 
-async function startWith(nginx: string, dir: string, server: string): Promise<Server> {
+async function startWith(nginx: string, dir: string, server: string, options: NginxOptions = {}): Promise<Server> {
   const port = await getPort({ host: '127.0.0.1' });
-  const file = await writeNginxConfig(dir, port, server);
+  const file = await writeNginxConfig(dir, port, server, options);
   return startServer(nginx, ['-p', dir, '-c', file], { log: `${dir}/nginx.log`, port });
 }

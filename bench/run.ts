@@ -136,6 +136,7 @@ try {
           role: 'api',
           ffmpeg,
           log: log('service-offload'),
+          cpuProfileDir,
           env: { FILE_OFFLOAD: 'nginx' },
         }),
       );

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createHttp, startTestService, type Download, type TestHttp, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
-import { offloadServer, startNginx, type Nginx } from './support/nginx.ts';
+import { offloadServer, offloadUpstream, startNginx, type Nginx } from './support/nginx.ts';
 
 // FILE_OFFLOAD=nginx: Debian's nginx in front of the service, configured as the README says. The
 // service decides whether a token may have its file; nginx sends the bytes, with ranges and
@@ -22,7 +23,7 @@ beforeAll(async () => {
   app = await startTestService({ fileOffload: 'nginx' });
   source = await startFixtureServer();
   nginxDir = await mkdtemp(path.join(os.tmpdir(), 'vds-nginx-'));
-  nginx = await startNginx(nginxDir, offloadServer(app.service.url, path.join(app.config.dataDir, 'files')));
+  nginx = await startNginx(nginxDir, offloadServer(path.join(app.config.dataDir, 'files')), { http: offloadUpstream(app.service.url) });
   proxied = createHttp(nginx.url);
   original = await readFile(mediaPath('clip.mp4'));
 });
@@ -110,4 +111,32 @@ test('when a client asks nginx for the internal location itself, then it gets no
   const res = await fetch(`${nginx.url}/_vds_files/${done.id}`);
   expect(res.status).toBe(404);
   expect(Buffer.from(await res.arrayBuffer()).equals(original)).toBe(false);
+});
+
+test('when file links are asked for one after another, then nginx sends them all over one connection to the service', async () => {
+  // A relay between nginx and the service that counts the connections nginx opens.
+  let connections = 0;
+  const service = new URL(app.service.url);
+  const relay = createServer((client) => {
+    connections++;
+    const upstream = connect(Number(service.port), service.hostname);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-nginx-'));
+  const counted = await startNginx(dir, offloadServer(path.join(app.config.dataDir, 'files')), {
+    http: offloadUpstream(`http://127.0.0.1:${(relay.address() as AddressInfo).port}`),
+  });
+  try {
+    const done = await completedDownload('kept');
+    const before = connections;
+    for (let i = 0; i < 10; i++) expect((await createHttp(counted.url).getFile(done.token!, { Range: 'bytes=0-9' })).status).toBe(206);
+    expect(connections - before).toBe(0);
+  } finally {
+    await counted.stop();
+    relay.close();
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -122,6 +122,31 @@ test('when a download completes, then the metrics count it, its bytes and its du
   expect(lines.some((line) => (line.req as { url?: string } | undefined)?.url === '/download/[token]')).toBe(true);
 });
 
+test('when file links are asked for, then the request metrics count them by their operation and the log has a line for each', async () => {
+  const created = await app.http.createDownload({ url: source.file('/served.mp4', mediaPath('clip.mp4')) }, withKey);
+  const { token } = await completed((created.body as Download).id);
+  const countOf = (text: string, operation: string, status: string) =>
+    Number(new RegExp(`vds_http_request_duration_seconds_count\\{operation="${operation}",status="${status}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  const counts = (text: string) => [countOf(text, 'getFile', '206'), countOf(text, 'headFile', '200'), countOf(text, 'getFile', '404')];
+  const before = counts((await app.http.request('GET', '/metrics', '/metrics', { headers: withKey })).text);
+  const sent: { id: string; method: string; token: string; headers: Record<string, string>; status: number }[] = [
+    { id: 'ops-file-range', method: 'GET', token: token!, headers: { Range: 'bytes=0-99' }, status: 206 },
+    { id: 'ops-file-head', method: 'HEAD', token: token!, headers: {}, status: 200 },
+    { id: 'ops-file-unknown', method: 'GET', token: 'AAAAAAAAAAAAAAAAAAAAAA.secret', headers: {}, status: 404 },
+  ];
+  for (const request of sent) {
+    const res = await fetch(`${app.url}/download/${request.token}`, { method: request.method, headers: { ...request.headers, 'X-Request-Id': request.id } });
+    await res.arrayBuffer();
+    expect([request.id, res.status, res.headers.get('x-request-id')]).toEqual([request.id, request.status, request.id]);
+  }
+  const after = counts((await app.http.request('GET', '/metrics', '/metrics', { headers: withKey })).text);
+  expect(after.map((count, i) => count - before[i]!)).toEqual([1, 1, 1]);
+  for (const request of sent) {
+    const line = await waitFor(request.id, () => logLines().find((entry) => (entry.req as { id?: string } | undefined)?.id === request.id), 5_000);
+    expect(line).toMatchObject({ req: { method: request.method, url: '/download/[token]' }, res: { status: request.status } });
+  }
+});
+
 test('when an HLS stream completes, then its last line says how many segments came, how many were retried, and the slowest', async () => {
   const hls = await prepareHlsFixtures();
   const created = await app.http.createDownload({ url: serveHlsFixture(source, hls.ts, '/hls/ts') }, withKey);

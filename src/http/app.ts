@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { RequestListener } from 'node:http';
 import path from 'node:path';
 import express from 'express';
 import helmet from 'helmet';
@@ -12,13 +13,14 @@ import type { Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
 import type { Storage } from '../storage/index.ts';
 import { ApiKeys } from './auth.ts';
+import { withFileShortcut } from './file-shortcut.ts';
 import { observeRequests } from './observe.ts';
 import { plainQueryNames } from './plain-query.ts';
 import { HttpProblem, problemHandler } from './problem.ts';
 import { failedKeyAttemptLimit, requestLimit } from './rate-limit.ts';
 import { contractRoutes } from './routes/contract.ts';
 import { downloadRoutes } from './routes/downloads.ts';
-import { fileRoutes } from './routes/files.ts';
+import { fileRoutes, fileServer } from './routes/files.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { pageRoutes } from './routes/page.ts';
 
@@ -56,24 +58,26 @@ function operationIds(spec: Spec): Map<string, string> {
   return ids;
 }
 
-export function createApp(deps: AppDeps): express.Express {
+export function createApp(deps: AppDeps): RequestListener {
   const { config } = deps;
   const spec = loadSpec(config.basePath);
+  const ids = operationIds(spec);
   const app = express();
   app.disable('x-powered-by');
   // Files carry their own sha256 ETag; JSON answers are too small and too changeable for one.
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   // Files are meant to be embedded elsewhere (<video src=download_url>), so other origins may load them.
-  app.use(
-    helmet({
-      crossOriginResourcePolicy: { policy: 'cross-origin' },
-      // A self-hosted service is often reached over plain HTTP on a LAN address, where upgrading
-      // the page's requests to HTTPS would leave it without its script and style.
-      contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
-    }),
-  );
-  app.use(observeRequests(deps.log, deps.metrics, operationIds(spec)));
+  const secure = helmet({
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+    // A self-hosted service is often reached over plain HTTP on a LAN address, where upgrading
+    // the page's requests to HTTPS would leave it without its script and style.
+    contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
+  });
+  app.use(secure);
+  const observer = observeRequests(deps.log, deps.metrics, ids);
+  app.use(observer.handlers);
+  const serveFile = fileServer(deps);
 
   const api = express.Router();
   api.use(contractRoutes());
@@ -100,12 +104,12 @@ export function createApp(deps: AppDeps): express.Express {
     }),
   );
   api.use(downloadRoutes({ ...deps, keys }));
-  api.use(fileRoutes(deps));
+  api.use(fileRoutes(serveFile));
 
   app.use(config.basePath || '/', api);
   app.use((req) => {
     throw new HttpProblem(404, `No such path: ${req.path}`);
   });
   app.use(problemHandler);
-  return app;
+  return withFileShortcut(app, { basePath: config.basePath, secure, observer, operationIds: ids, serve: serveFile });
 }

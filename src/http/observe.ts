@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import { redactToken, type Logger } from '../operations/log.ts';
@@ -24,7 +24,14 @@ function operationOf(req: Request, ids: Map<string, string>): string {
   return ids.get(`${req.method} ${route}`) ?? (req.method === 'HEAD' ? ids.get(`GET ${route}`) : undefined) ?? 'other';
 }
 
-export function observeRequests(log: Logger, metrics: Metrics, operationIds: Map<string, string>): RequestHandler[] {
+export type RequestObserver = {
+  /** For the requests Express routes: the operation is known once the validator or a route has matched. */
+  handlers: RequestHandler[];
+  /** For a request answered before Express (the file shortcut), whose operation is known at once. */
+  observe(req: IncomingMessage, res: ServerResponse, operation: string): void;
+};
+
+export function observeRequests(log: Logger, metrics: Metrics, operationIds: Map<string, string>): RequestObserver {
   const logged = pinoHttp({
     logger: log,
     genReqId(req, res) {
@@ -45,10 +52,21 @@ export function observeRequests(log: Logger, metrics: Metrics, operationIds: Map
     customSuccessMessage: (req, res, took) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode} ${Math.round(took)} ms`,
     customErrorMessage: (req, res) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode}`,
   });
-  const timed: RequestHandler = (req, res, next) => {
+  const timed = (res: ServerResponse, operation: () => string) => {
     const end = metrics.requests.startTimer();
-    res.once('finish', () => end({ operation: operationOf(req, operationIds), status: String(res.statusCode) }));
-    next();
+    res.once('finish', () => end({ operation: operation(), status: String(res.statusCode) }));
   };
-  return [logged, timed];
+  return {
+    handlers: [
+      logged,
+      (req, res, next) => {
+        timed(res, () => operationOf(req, operationIds));
+        next();
+      },
+    ],
+    observe(req, res, operation) {
+      logged(req, res);
+      timed(res, () => operation);
+    },
+  };
 }

@@ -1,5 +1,5 @@
-import { STATUS_CODES } from 'node:http';
-import type { ErrorRequestHandler, Request, Response } from 'express';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, Request } from 'express';
 import type { components } from '../../generated/api.ts';
 import { unavailableCode } from '../db/errors.ts';
 import { StoreUnavailable } from '../storage/index.ts';
@@ -33,11 +33,22 @@ export function problemJson(problem: Pick<HttpProblem, 'status' | 'detail' | 'er
   return JSON.stringify(body);
 }
 
-export function sendProblem(res: Response, problem: HttpProblem): void {
-  res.status(problem.status).set(problem.headers).type('application/problem+json');
-  if (res.req.method === 'HEAD') res.end();
-  else res.send(problemJson(problem));
+/** Also for requests answered before Express (the file shortcut): what Express's res.send would write. */
+export function sendProblem(res: ServerResponse, problem: HttpProblem): void {
+  res.statusCode = problem.status;
+  for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
+  res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
+  if (res.req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  const body = problemJson(problem);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
+
+/** A request that failed: one Express parsed (its body may be what failed), or one answered before Express. */
+type FailedRequest = IncomingMessage & Partial<Pick<Request, 'is' | 'body'>>;
 
 /**
  * A client error made with http-errors, as body-parser and send make them: a 4xx `status`, `expose` set
@@ -63,13 +74,13 @@ const bodyParserProblems: Record<string, (error: ClientHttpError) => HttpProblem
  * types every error of its own, refuses an encoding it has no decoder for (415), and passes the
  * decoder's error (zlib's, for gzip, deflate or br) on untyped, leaving no parsed body.
  */
-function failedDecoding(error: ClientHttpError, req: Request): string | undefined {
+function failedDecoding(error: ClientHttpError, req: FailedRequest): string | undefined {
   const encoding = req.headers['content-encoding']?.toLowerCase();
-  const bodyRead = Boolean(req.is('application/json'));
+  const bodyRead = Boolean(req.is?.('application/json'));
   return !error.type && bodyRead && req.body === undefined && encoding && encoding !== 'identity' ? encoding : undefined;
 }
 
-function fromClientHttpError(error: ClientHttpError, req: Request): HttpProblem {
+function fromClientHttpError(error: ClientHttpError, req: FailedRequest): HttpProblem {
   const named = error.type ? bodyParserProblems[error.type] : undefined;
   if (named) return named(error);
   const encoding = failedDecoding(error, req);
@@ -103,7 +114,7 @@ function plainMessage(item: { path: string; message: string }): string {
 /** For a database or a file store that cannot be reached for a moment. */
 const RETRY_AFTER_SECONDS = 5;
 
-function toProblem(error: unknown, req: Request): HttpProblem {
+export function toProblem(error: unknown, req: FailedRequest): HttpProblem {
   if (error instanceof HttpProblem) return error;
   const code = unavailableCode(error);
   if (code) {

@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import fresh from 'fresh';
 import parseRange from 'range-parser';
 import type { StoredFile } from '../storage/index.ts';
@@ -11,32 +11,34 @@ import { HttpProblem } from './problem.ts';
 // left to `range-parser` and `fresh`, and the bytes to the store.
 
 /** Sends an open stored file, which the caller closes (or keeps open for the next request). */
-export async function sendStoredFile(req: Request, res: Response, file: StoredFile): Promise<void> {
+export async function sendStoredFile(req: IncomingMessage, res: ServerResponse, file: StoredFile): Promise<void> {
   const { size } = file;
-  const validators = { etag: res.get('ETag'), 'last-modified': res.get('Last-Modified') };
-  res.set('Accept-Ranges', 'bytes');
+  const validators = { etag: res.getHeader('ETag') as string | undefined, 'last-modified': res.getHeader('Last-Modified') as string | undefined };
+  res.setHeader('Accept-Ranges', 'bytes');
   // RFC 9110 has the origin evaluate If-None-Match also when the request says `no-cache`, which
   // every fetch() client adds to a conditional one; `fresh` would answer it in full.
   // An If-Modified-Since later than now is invalid (RFC 9110 13.1.3), so it is ignored.
   const since = Date.parse(req.headers['if-modified-since'] ?? '');
   const conditions = { ...req.headers, 'cache-control': undefined, ...(since > Date.now() ? { 'if-modified-since': undefined } : {}) };
   if ((req.headers['if-none-match'] || req.headers['if-modified-since']) && fresh(conditions, validators)) {
-    res.status(304).end();
+    res.statusCode = 304;
+    res.end();
     return;
   }
   let start = 0;
   let end = size - 1;
-  if (req.headers.range && rangeStillApplies(req.get('If-Range'), validators)) {
+  if (req.headers.range && rangeStillApplies(String(req.headers['if-range'] ?? ''), validators)) {
     const ranges = parseRange(size, suffixWithin(req.headers.range, size), { combine: true });
     if (ranges === -1 && unsatisfiable(req.headers.range, size))
       throw new HttpProblem(416, `The range cannot be satisfied; the file has ${size} bytes.`, { 'Content-Range': `bytes */${size}` });
     // Several ranges would need a multipart body; the whole file answers them as well.
     if (ranges !== -1 && ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
       ({ start, end } = ranges[0]!);
-      res.status(206).set('Content-Range', `bytes ${start}-${end}/${size}`);
+      res.statusCode = 206;
+      res.setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
     }
   }
-  res.set('Content-Length', String(Math.max(0, end - start + 1)));
+  res.setHeader('Content-Length', String(Math.max(0, end - start + 1)));
   if (req.method === 'HEAD' || size === 0) {
     res.end();
     return;
@@ -67,7 +69,7 @@ function unsatisfiable(range: string, size: number): boolean {
 }
 
 /** If-Range: the range holds only while the file is the one the client's validator names. */
-function rangeStillApplies(ifRange: string | undefined, validators: { etag?: string; 'last-modified'?: string }): boolean {
+function rangeStillApplies(ifRange: string, validators: { etag?: string; 'last-modified'?: string }): boolean {
   if (!ifRange) return true;
   if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === validators.etag;
   const since = Date.parse(ifRange);

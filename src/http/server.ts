@@ -1,12 +1,16 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createApp, type AppDeps } from './app.ts';
 import { answerClientErrors } from './client-errors.ts';
 
 /** The API listening on `config.host:config.port`, its malformed requests answered as problems. */
 export function listen(deps: AppDeps): Promise<Server> {
-  const app = createApp(deps);
+  const listening = createServer(createApp(deps));
+  answerClientErrors(listening);
   return new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(deps.config.port, deps.config.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
-    answerClientErrors(listening);
+    listening.once('error', reject);
+    listening.listen(deps.config.port, deps.config.host, () => {
+      listening.off('error', reject);
+      resolve(listening);
+    });
   });
 }

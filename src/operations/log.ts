@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 
 export type { Logger } from 'pino';
@@ -17,9 +17,44 @@ const SECRET_PARAMS = /([?&](?:api[_-]?key|key|token|access[_-]?token|secret)=)[
 export const redactToken = (url: string): string => url.replace(FILE_PATH, '$1[token]').replace(SECRET_PARAMS, '$1[redacted]').replace(TOKEN, '[token]');
 
 export function createLogger(config: Pick<Config, 'logLevel' | 'role'>): Logger {
-  return pino({
-    level: config.logLevel,
-    base: { role: config.role },
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.download_url', 'secret'], censor: '[redacted]' },
-  });
+  return pino(
+    {
+      level: config.logLevel,
+      base: { role: config.role },
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', '*.download_url', 'secret'], censor: '[redacted]' },
+    },
+    stdoutByTurn(),
+  );
+}
+
+/** Lines kept until the end of a turn of the event loop; sonic-boom writes sooner only when a turn logs more. */
+const TURN_BYTES = 8 * 1024;
+
+/**
+ * Standard output, written once per turn of the event loop with all the lines of that turn. A
+ * write per line (each request logs one) cost a file link behind nginx a sixth of its time,
+ * mostly in waking whoever reads the other end of the pipe, or the thread pool when handed to
+ * it. Warnings and errors go out at once, since the process may end before the turn does.
+ */
+function stdoutByTurn(): DestinationStream {
+  const out = pino.destination({ dest: 1, sync: true, minLength: TURN_BYTES });
+  let flushing = false;
+  const flush = () => {
+    flushing = false;
+    out.flush();
+  };
+  const stream = {
+    // pino then tells the stream the level of each line before writing it.
+    [Symbol.for('pino.metadata')]: true,
+    lastLevel: 0,
+    write(line: string) {
+      out.write(line);
+      if (stream.lastLevel >= pino.levels.values.warn!) flush();
+      else if (!flushing) {
+        flushing = true;
+        setImmediate(flush);
+      }
+    },
+  };
+  return stream;
 }

@@ -21,6 +21,8 @@ export function nginxPath(): string {
 export type NginxOptions = {
   /** Log every request to `access.log` in the directory (see `Nginx.requests`); off by default. */
   log?: boolean;
+  /** Blocks of the http context beside the server, such as an `upstream` (see offloadUpstream). */
+  http?: string;
 };
 
 /** A request as the access log has it. */
@@ -82,6 +84,7 @@ http {
   tcp_nopush on;
   ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(temp).join('\n  ')}
   default_type application/octet-stream;
+  ${options.http ?? ''}
   server {
     listen 127.0.0.1:${port};
     ${server}
@@ -140,14 +143,27 @@ export async function startNginx(dir: string, server: string, options: NginxOpti
   return { url, output: () => printed, requests, stop };
 }
 
+/** The service behind nginx, as the README gives it, for offloadServer: connections kept open between requests. */
+export function offloadUpstream(service: string): string {
+  return `
+  upstream vds {
+    server ${new URL(service).host};
+    keepalive 32;
+    keepalive_timeout 4s;
+  }`;
+}
+
 /**
- * The server body of FILE_OFFLOAD=nginx, as the README gives it: everything goes to the service,
- * and the internal location serves DATA_DIR/files/ when the service answers with X-Accel-Redirect.
+ * The server body of FILE_OFFLOAD=nginx, as the README gives it: everything goes to the service
+ * (offloadUpstream), and the internal location serves DATA_DIR/files/ when the service answers
+ * with X-Accel-Redirect.
  */
-export function offloadServer(service: string, filesDir: string, location = '/_vds_files/'): string {
+export function offloadServer(filesDir: string, location = '/_vds_files/'): string {
   return `
     location / {
-      proxy_pass ${service};
+      proxy_pass http://vds;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
       proxy_set_header Host $http_host;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_set_header X-Forwarded-Proto $scheme;

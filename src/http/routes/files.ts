@@ -1,5 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { create, encodeExtended } from 'content-disposition';
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import { servedType } from '../../media/containers.ts';
 import { TokenLookup } from '../../downloads/read.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
@@ -10,41 +11,48 @@ import { sendStoredFile } from '../send-file.ts';
 
 const FILE_HEADERS = ['Content-Type', 'Content-Disposition', 'ETag', 'Last-Modified', 'Cache-Control', 'Content-Length', 'Content-Range', 'Accept-Ranges'];
 
+/** Answers GET or HEAD /download/{token} for `token`; throws an HttpProblem (or what failed) before any byte of the answer is written. */
+export type ServeFile = (token: string, req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
 /**
  * GET and HEAD /download/{token}: the file straight from storage in constant memory, with ranges,
  * HEAD and the conditional requests against the ETag and Last-Modified set here. The service may
  * instead only decide whether the token may have the file and leave the bytes to another: with
  * FILE_OFFLOAD=nginx the nginx in front (sendfile, ranges and conditional requests against its own
  * validators, from the file's time and size), with S3_RETRIEVAL=redirect the bucket (a 302 to a
- * presigned GET).
+ * presigned GET). Written against Node's request and response, not Express's, because the file
+ * shortcut (file-shortcut.ts) serves most of these requests before Express sees them.
  */
-export function fileRoutes(deps: { downloads: DownloadRepository; storage: Storage; config: Config }): Router {
+export function fileServer(deps: { downloads: DownloadRepository; storage: Storage; config: Config }): ServeFile {
   const { files } = deps.storage;
   const { storage } = deps.config;
   const presignSeconds = storage.kind === 's3' && storage.retrieval === 'redirect' ? storage.presignSeconds : null;
-  const router = Router();
   const tokens = new TokenLookup(deps.downloads);
 
-  router.get('/download/:token', async (req, res) => {
-    const row = await tokens.find(req.params.token);
+  return async (token, req, res) => {
+    const row = await tokens.find(token);
     if (!row || !['completed', 'expired'].includes(row.status) || !row.completedAt || !row.expiresAt) {
       throw new HttpProblem(404, 'No file for this token.');
     }
     if (row.status === 'expired' || row.expiresAt <= new Date()) {
       throw new HttpProblem(410, `This file expired at ${row.expiresAt.toISOString()} and was removed.`);
     }
-    // nginx keeps Content-Type, Content-Disposition and Cache-Control of this answer.
-    const headers = {
-      'Content-Type': servedType(row.contentType),
-      'Content-Disposition': attachment(row.fileName ?? 'video'),
-      'Cache-Control': 'private, no-transform',
-    };
+    const type = servedType(row.contentType);
+    const disposition = attachment(row.fileName ?? 'video');
     if (deps.config.fileOffload === 'nginx' || presignSeconds !== null) {
       // nginx and the bucket would answer for a file that is gone with an error page of their own.
       if (!(await files.has(row.id))) throw new HttpProblem(410, 'This file is no longer stored.');
     }
+    // nginx keeps Content-Type, Content-Disposition and Cache-Control of this answer.
+    const setFileHeaders = () => {
+      res.setHeader('Content-Type', type);
+      res.setHeader('Content-Disposition', disposition);
+      res.setHeader('Cache-Control', 'private, no-transform');
+    };
     if (deps.config.fileOffload === 'nginx') {
-      res.set({ ...headers, 'X-Accel-Redirect': `${deps.config.fileOffloadLocation}${row.id}` }).end();
+      setFileHeaders();
+      res.setHeader('X-Accel-Redirect', `${deps.config.fileOffloadLocation}${row.id}`);
+      res.end();
       return;
     }
     // The link dies with the token, or sooner: a presigned URL cannot be taken back.
@@ -52,15 +60,20 @@ export function fileRoutes(deps: { downloads: DownloadRepository; storage: Stora
       presignSeconds === null
         ? null
         : await files.presign(row.id, {
-            contentType: headers['Content-Type'],
-            contentDisposition: headers['Content-Disposition'],
+            contentType: type,
+            contentDisposition: disposition,
             expiresAt: new Date(Math.min(row.expiresAt.getTime(), Date.now() + presignSeconds * 1000)),
           });
     if (location) {
-      res.status(302).set({ Location: location, 'Cache-Control': 'private, no-store' }).end();
+      res.statusCode = 302;
+      res.setHeader('Location', location);
+      res.setHeader('Cache-Control', 'private, no-store');
+      res.end();
       return;
     }
-    res.set({ ...headers, ETag: `"${row.sha256}"`, 'Last-Modified': row.completedAt.toUTCString() });
+    setFileHeaders();
+    res.setHeader('ETag', `"${row.sha256}"`);
+    res.setHeader('Last-Modified', row.completedAt.toUTCString());
     try {
       const sent = await files.read(row.id, async (file) => {
         await sendStoredFile(req, res, file);
@@ -72,8 +85,13 @@ export function fileRoutes(deps: { downloads: DownloadRepository; storage: Stora
       if (!res.headersSent) clearFileHeaders(res);
       throw error instanceof StoredFileGone ? new HttpProblem(410, 'This file is no longer stored.') : error;
     }
-  });
+  };
+}
 
+/** The file link as an Express route, for the requests the file shortcut leaves to the validator (a query, an odd path). */
+export function fileRoutes(serve: ServeFile): Router {
+  const router = Router();
+  router.get('/download/:token', (req, res) => serve(req.params.token, req, res));
   return router;
 }
 
@@ -83,6 +101,6 @@ function attachment(fileName: string): string {
   return header.includes('filename*=') ? header : `${header}; filename*=${encodeExtended(fileName)}`;
 }
 
-function clearFileHeaders(res: Response): void {
+function clearFileHeaders(res: ServerResponse): void {
   for (const name of FILE_HEADERS) res.removeHeader(name);
 }
