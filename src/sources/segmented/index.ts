@@ -62,7 +62,7 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
   });
   await Promise.all(tracks.flatMap((track) => [track.file, TrackFile.recordOf(track.file)]).map((file) => rm(file, { force: true })));
   ctx.phaseEnded('remux');
-  const described = await describe(ffmpeg, output, ctx.signal);
+  const described = await describe(output, ctx.signal);
   ctx.phaseEnded('probe');
   return { ...described, declaredType: output.mime, segments };
 }
