@@ -133,6 +133,16 @@ describe('fetching a planned stream', () => {
     expect(Math.min(...segments.map((request) => request.receivedAt))).toBeGreaterThanOrEqual(init!.receivedAt + delayMs);
   });
 
+  test('when later segments answer before earlier ones, then the track is still in play order', async () => {
+    // Each segment answers sooner than the one before it, so all but the last finish ahead of their turn.
+    const delay = (name: string) => (media.hlsSegments.length - Number(/\d+/.exec(name)![0])) * 150;
+    const plan = servePlan('reversed', media.hlsSegments, (name) => ({ script: [{ delayMs: delay(name) }] }));
+
+    const fetched = await fetchPlan(await context('reversed'), plan, ffmpeg, { concurrency: media.hlsSegments.length });
+
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
+  });
+
   test('when one segment stalls far longer than its siblings, then it is asked for again and the first answer wins, long before the idle timeout', async () => {
     // The first request for seg005 sends nothing and holds the connection; the second answers.
     const plan = servePlan('hedge', media.hlsSegments, (name) => (name === 'seg005.ts' ? { stallAfterBytes: 0 } : {}));
