@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
@@ -11,6 +11,7 @@ import { startFixtureServer, type FixtureServer, type ServeOptions } from './sup
 import { sha256File } from './support/media.ts';
 import { AES_IV, segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
 import { testSourceHttp } from './support/source-http.ts';
+import { waitFor } from './support/waiting.ts';
 
 type Progress = { downloaded: number; total: number | null };
 
@@ -141,6 +142,32 @@ describe('fetching a planned stream', () => {
     const fetched = await fetchPlan(await context('reversed'), plan, ffmpeg, { concurrency: media.hlsSegments.length });
 
     expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
+  });
+
+  test('when segments after a stalled one bring more than a track holds in memory, then their answers are made to wait', async () => {
+    // From a file, so that the fixture sends it in small chunks as the connection takes them.
+    const big = path.join(dataDir, 'big.ts');
+    await writeFile(big, Buffer.alloc(64 * 1024 * 1024));
+    const plan: MediaPlan = {
+      tracks: [
+        {
+          kind: 'muxed',
+          segments: [{ url: source.file('/held/seg000.ts', media.hlsSegments[0]!, { stallAfterBytes: 0 }) }, { url: source.file('/held/big.ts', big) }],
+        },
+      ],
+    };
+    const controller = new AbortController();
+    const fetching = failureOf(fetchPlan({ ...(await context('held')), signal: controller.signal }, plan, ffmpeg, { concurrency: 2 }));
+    await waitFor('the big segment to be asked for', () => source.requestsFor('/held/big.ts').length > 0);
+    // Well within the 5 s idle timeout that ends the stalled request; a local answer takes a fraction of this.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+    const [answer] = source.requestsFor('/held/big.ts');
+    expect(answer!.outcome).toBeUndefined();
+    expect(answer!.bytesSent).toBeGreaterThan(32 * 1024 * 1024);
+    expect(answer!.bytesSent).toBeLessThan(48 * 1024 * 1024);
+    controller.abort(new Error('seen enough'));
+    await fetching;
   });
 
   test('when one segment stalls far longer than its siblings, then it is asked for again and the first answer wins, long before the idle timeout', async () => {
