@@ -5,8 +5,10 @@ import path from 'node:path';
 import { makeDataDir, type Download } from './support/api.ts';
 import { createTestDatabase, type TestDatabase } from './support/database.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { frameHashes } from './support/ffmpeg.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 import { killServiceProcesses, spawnServiceProcess } from './support/service-process.ts';
+import { segmentedMedia } from './support/streams/segmented-media.ts';
 import { waitFor, waitForProgress } from './support/waiting.ts';
 
 let database: TestDatabase;
@@ -89,6 +91,47 @@ test('when the process is killed with SIGKILL mid-download and restarted on the 
   const sent = requests.reduce((sum, request) => sum + request.bytesSent, 0);
   expect(sent - size).toBeLessThanOrEqual(sentBeforeKill - kept);
 }, 90_000);
+
+test('when the process is killed with SIGKILL mid-way through an HLS stream, then the restarted service asks only for the segments it had not recorded', async () => {
+  // A service left from an earlier test would share the queue and could take the job instead.
+  await killServiceProcesses();
+  const media = await segmentedMedia();
+  // One segment a second, one at a time: the kill lands after a few whole segments, long before the last.
+  const segments = media.hlsSegments.map((file) => ({ name: path.basename(file), file, size: 0 }));
+  for (const segment of segments) {
+    segment.size = (await stat(segment.file)).size;
+    source.file(`/killed-hls/${segment.name}`, segment.file, { script: [{ delayMs: 1000, times: Infinity }] });
+  }
+  const playlist = [
+    '#EXTM3U',
+    '#EXT-X-VERSION:3',
+    '#EXT-X-TARGETDURATION:1',
+    '#EXT-X-PLAYLIST-TYPE:VOD',
+    ...segments.flatMap((segment) => ['#EXTINF:1.0,', segment.name]),
+    '#EXT-X-ENDLIST',
+    '',
+  ].join('\n');
+  const url = source.content('/killed-hls/index.m3u8', playlist, { contentType: 'application/vnd.apple.mpegurl' });
+  const asked = (name: string) => source.requestsFor(`/killed-hls/${name}`).length;
+
+  const first = await startProcess({ SEGMENT_CONCURRENCY: '1' });
+  const id = ((await first.http.createDownload({ url })).body as Download).id;
+  await waitForProgress(first.http, id, segments[0]!.size + segments[1]!.size + segments[2]!.size);
+  await first.kill('SIGKILL');
+  const askedBeforeKill = segments.map((segment) => asked(segment.name));
+  expect(askedBeforeKill.at(-1)).toBe(0);
+
+  const second = await startProcess({ SEGMENT_CONCURRENCY: '1' });
+  const done = await second.waitForStatus(id, ['completed'], TAKEOVER_MS);
+  expect(await frameHashes(path.join(dataDir, 'files', id))).toEqual(await frameHashes(media.sourceTs));
+  expect(done.file?.duration_seconds).toBeGreaterThan(5.5);
+  // The record trails the file by at most a second: the first two segments are in it whatever the
+  // moment of the kill, and no segment is asked for more than once after it.
+  expect(asked(segments[0]!.name)).toBe(1);
+  expect(asked(segments[1]!.name)).toBe(1);
+  for (const [i, segment] of segments.entries()) expect(asked(segment.name) - askedBeforeKill[i]!).toBeLessThanOrEqual(1);
+  await second.kill('SIGTERM');
+}, 120_000);
 
 test('when every attempt a download may have ends with its process killed, then the restarted service fails it as processing_failed instead of running it again', async () => {
   const size = (await stat(mediaPath('big.mp4'))).size;

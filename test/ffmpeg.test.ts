@@ -53,7 +53,12 @@ describe('ffmpeg remux and probe', () => {
     const output = path.join(dir, 'from-ts');
     const result = await remux({ ffmpeg, inputs: [media.sourceTs], output, maxBytes: MAX_BYTES, signal });
 
-    expect(result).toEqual({ path: `${output}.mp4`, mime: 'video/mp4', ext: 'mp4' });
+    expect(result).toEqual({
+      path: `${output}.mp4`,
+      mime: 'video/mp4',
+      ext: 'mp4',
+      info: expect.objectContaining({ codecs: { audioCodec: 'aac', videoCodec: 'h264', subtitles: [] } }),
+    });
     expect((await readFile(result.path)).subarray(4, 8).toString('latin1')).toBe('ftyp');
     const sourceFrames = await frameHashes(media.sourceTs);
     expect(sourceFrames.length).toBeGreaterThanOrEqual(150);
@@ -74,7 +79,12 @@ describe('ffmpeg remux and probe', () => {
     const output = path.join(dir, 'from-webm');
     const result = await remux({ ffmpeg, inputs: [media.vp8Webm], output, maxBytes: MAX_BYTES, signal });
 
-    expect(result).toEqual({ path: `${output}.mkv`, mime: 'video/x-matroska', ext: 'mkv' });
+    expect(result).toEqual({
+      path: `${output}.mkv`,
+      mime: 'video/x-matroska',
+      ext: 'mkv',
+      info: expect.objectContaining({ codecs: { audioCodec: 'vorbis', videoCodec: 'vp8', subtitles: [] } }),
+    });
     const info = await probe({ ffmpeg, file: result.path });
     expect(info.streams.map((stream) => stream.codec)).toEqual(['vp8', 'vorbis']);
     expect(await frameHashes(result.path)).toEqual(await frameHashes(media.vp8Webm));

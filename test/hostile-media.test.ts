@@ -308,7 +308,7 @@ describe('a full disk', () => {
     expect(existsSync(path.join(small.config.dataDir, 'files', after.id))).toBe(true);
   });
 
-  test('when the segments of a stream fit on the disk but joining them does not, then the download fails as storage_full and leaves nothing', async () => {
+  test('when the segments of a stream fit on the disk but the file ffmpeg makes of them does not, then the download fails as storage_full and leaves nothing', async () => {
     if (skipped || !tiny) return;
     const done = await download(tiny, { url: serveHlsFixture(source, hls.ts, '/disk/hls') });
 

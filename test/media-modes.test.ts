@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
@@ -11,6 +12,7 @@ import { runFfmpeg as runServiceFfmpeg } from '../src/media/ffmpeg.ts';
 import { iso639_2 } from '../src/media/languages.ts';
 import { muteVideo } from '../src/media/mute.ts';
 import { probe } from '../src/media/probe.ts';
+import { remux } from '../src/media/remux.ts';
 import { embedSubtitles, MAX_SUBTITLE_BYTES, subtitleFileProblem } from '../src/media/subtitles.ts';
 import { bundledFfmpeg, resolveFfmpeg, runFfmpeg } from './support/ffmpeg.ts';
 
@@ -146,7 +148,14 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
 
         const result = await extractAudio({ ffmpeg, input: media(name), output, format: 'best', maxBytes: MAX_BYTES, signal });
 
-        expect(result).toEqual({ path: `${output}.${ext}`, ext, mime, audioCodec: codec, reencoded: false });
+        expect(result).toEqual({
+          path: `${output}.${ext}`,
+          ext,
+          mime,
+          audioCodec: codec,
+          reencoded: false,
+          info: expect.objectContaining({ codecs: { audioCodec: codec, videoCodec: null, subtitles: [] } }),
+        });
         expect(await readdir(work)).toEqual([`out.${ext}`]);
         expect(await packetHashes(result.path, 'a:0')).toEqual(await packetHashes(media(name), 'a:0'));
         const { streams } = await probe({ ffmpeg: systemFfmpeg, file: result.path });
@@ -185,7 +194,14 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
 
         const result = await extractAudio({ ffmpeg, input: media(name), output, format, maxBytes: MAX_BYTES, signal });
 
-        expect(result).toEqual({ path: `${output}.${ext}`, ext, mime, audioCodec: codec, reencoded: true });
+        expect(result).toEqual({
+          path: `${output}.${ext}`,
+          ext,
+          mime,
+          audioCodec: codec,
+          reencoded: true,
+          info: expect.objectContaining({ codecs: { audioCodec: codec, videoCodec: null, subtitles: [] } }),
+        });
         const written = await probe({ ffmpeg: systemFfmpeg, file: result.path });
         expect(written.streams.map(({ kind, codec }) => ({ kind, codec }))).toEqual([{ kind: 'audio', codec }]);
         expect(written.durationSeconds).toBeGreaterThan(1.8);
@@ -234,8 +250,9 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
 
       const result = await muteVideo({ ffmpeg, input: media('h264-aac.mp4'), output, maxBytes: MAX_BYTES, signal });
 
-      expect(result).toEqual({ path: `${output}.mp4`, mime: 'video/mp4', ext: 'mp4' });
-      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual({ audioCodec: null, videoCodec: 'h264', subtitles: [] });
+      const codecs = { audioCodec: null, videoCodec: 'h264', subtitles: [] };
+      expect(result).toEqual({ path: `${output}.mp4`, mime: 'video/mp4', ext: 'mp4', info: expect.objectContaining({ codecs, width: 160, height: 120 }) });
+      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual(codecs);
       expect(await packetHashes(result.path, 'v:0')).toEqual(await packetHashes(media('h264-aac.mp4'), 'v:0'));
     });
 
@@ -244,8 +261,14 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
 
       const result = await muteVideo({ ffmpeg, input: media('vp8-vorbis.webm'), output, maxBytes: MAX_BYTES, signal });
 
-      expect(result).toEqual({ path: `${output}.mkv`, mime: 'video/x-matroska', ext: 'mkv' });
-      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual({ audioCodec: null, videoCodec: 'vp8', subtitles: [] });
+      const codecs = { audioCodec: null, videoCodec: 'vp8', subtitles: [] };
+      expect(result).toEqual({
+        path: `${output}.mkv`,
+        mime: 'video/x-matroska',
+        ext: 'mkv',
+        info: expect.objectContaining({ codecs, width: 160, height: 120 }),
+      });
+      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual(codecs);
       expect(await packetHashes(result.path, 'v:0')).toEqual(await packetHashes(media('vp8-vorbis.webm'), 'v:0'));
     });
 
@@ -281,7 +304,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
       // Read without the service's parser first.
       const report = await ffmpegReport(result.path);
       for (const language of ['eng', 'deu', 'por']) expect(report).toMatch(new RegExp(`Stream #0:\\d+(?:\\[0x\\w+\\])?\\(${language}\\): Subtitle: mov_text`));
-      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual({
+      const codecs = {
         audioCodec: 'aac',
         videoCodec: 'h264',
         subtitles: [
@@ -289,7 +312,10 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
           { language: 'deu', label: null },
           { language: 'por', label: 'Português' },
         ],
-      });
+      };
+      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual(codecs);
+      // What the download reports of the file comes from ffmpeg's own report as it wrote it.
+      expect(result.info.codecs).toEqual(codecs);
       expect(await subtitleText(result.path, 0)).toMatch(/00:00\.000 --> 00:01\.000\nHello world\n[\s\S]*Second cue/);
       expect(await subtitleText(result.path, 1)).toContain('Hallo Welt');
       expect(await subtitleText(result.path, 2)).toContain('Olá mundo');
@@ -306,11 +332,9 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
       expect(result).toMatchObject({ path: `${output}.mkv`, mime: 'video/x-matroska', subtitles: [{ language: 'deu', label: 'Deutsch' }] });
       // Matroska holds the bibliographic code; the service reports the terminological one.
       expect(await ffmpegReport(result.path)).toMatch(/\(ger\): Subtitle: subrip/);
-      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual({
-        audioCodec: 'vorbis',
-        videoCodec: 'vp8',
-        subtitles: [{ language: 'deu', label: 'Deutsch' }],
-      });
+      const codecs = { audioCodec: 'vorbis', videoCodec: 'vp8', subtitles: [{ language: 'deu', label: 'Deutsch' }] };
+      expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual(codecs);
+      expect(result.info.codecs).toEqual(codecs);
       expect(await subtitleText(result.path, 0)).toContain('Hallo Welt');
       expect(await packetHashes(result.path, 'v:0')).toEqual(await packetHashes(media('vp8-vorbis.webm'), 'v:0'));
     });
@@ -389,12 +413,37 @@ describe('codecs of a file', () => {
     expect((await probe({ ffmpeg: systemFfmpeg, file: media('audio-aac.m4a') })).codecs).toEqual({ audioCodec: 'aac', videoCodec: null, subtitles: [] });
   });
 
-  test('when a written file is described, then its size, hash and duration come with its codecs', async () => {
-    const file = { path: media('h264-aac.mp4'), mime: 'video/mp4', ext: 'mp4' };
-    const described = await describeFile(systemFfmpeg, file, signal);
-    expect(described).toMatchObject({ ...file, width: 160, height: 120, codecs: { audioCodec: 'aac', videoCodec: 'h264', subtitles: [] } });
-    expect(described.sha256).toMatch(/^[0-9a-f]{64}$/);
-  });
+  test.each(FFMPEGS)(
+    'when %s remuxes a transport stream, then what it said as it wrote the MP4 describes it as a probe of it does, with its size and hash',
+    async (name, which) => {
+      const work = await workDir(`described-${name.replaceAll(' ', '-')}`);
+      // ADTS AAC, as MPEG-TS carries it: the ffmpeg must make it MP4's form without being told.
+      const ts = path.join(work, 'in.ts');
+      await runFfmpeg(['-i', media('h264-aac.mp4'), '-c', 'copy', '-f', 'mpegts', ts], { ffmpeg: systemFfmpeg });
+      const written = await remux({ ffmpeg: await which(), inputs: [ts], output: path.join(work, 'out'), maxBytes: MAX_BYTES, signal });
+
+      const described = await describeFile(written, signal);
+      const probed = await probe({ ffmpeg: systemFfmpeg, file: written.path });
+      expect(described).toMatchObject({
+        path: written.path,
+        mime: 'video/mp4',
+        ext: 'mp4',
+        width: 160,
+        height: 120,
+        sizeBytes: (await stat(written.path)).size,
+      });
+      expect(described.codecs).toEqual({ audioCodec: 'aac', videoCodec: 'h264', subtitles: [] });
+      expect(described.codecs).toEqual(probed.codecs);
+      expect(described.durationSeconds).toBeGreaterThan(1.9);
+      expect(Math.abs(described.durationSeconds! - probed.durationSeconds!)).toBeLessThan(0.05);
+      expect(described.sha256).toBe(
+        createHash('sha256')
+          .update(await readFile(written.path))
+          .digest('hex'),
+      );
+      expect(await packetHashes(written.path, 'a:0')).toEqual(await packetHashes(media('h264-aac.mp4'), 'a:0'));
+    },
+  );
 
   test('when the input is not media, then reading its codecs is refused as unsupported_source', async () => {
     const file = path.join(await workDir('not-media'), 'list');

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
@@ -11,6 +11,7 @@ import { startFixtureServer, type FixtureServer, type ServeOptions } from './sup
 import { sha256File } from './support/media.ts';
 import { AES_IV, segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
 import { testSourceHttp } from './support/source-http.ts';
+import { waitFor } from './support/waiting.ts';
 
 type Progress = { downloaded: number; total: number | null };
 
@@ -133,6 +134,42 @@ describe('fetching a planned stream', () => {
     expect(Math.min(...segments.map((request) => request.receivedAt))).toBeGreaterThanOrEqual(init!.receivedAt + delayMs);
   });
 
+  test('when later segments answer before earlier ones, then the track is still in play order', async () => {
+    // Each segment answers sooner than the one before it, so all but the last finish ahead of their turn.
+    const delay = (name: string) => (media.hlsSegments.length - Number(/\d+/.exec(name)![0])) * 150;
+    const plan = servePlan('reversed', media.hlsSegments, (name) => ({ script: [{ delayMs: delay(name) }] }));
+
+    const fetched = await fetchPlan(await context('reversed'), plan, ffmpeg, { concurrency: media.hlsSegments.length });
+
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
+  });
+
+  test('when segments after a stalled one bring more than a track holds in memory, then their answers are made to wait', async () => {
+    // From a file, so that the fixture sends it in small chunks as the connection takes them.
+    const big = path.join(dataDir, 'big.ts');
+    await writeFile(big, Buffer.alloc(64 * 1024 * 1024));
+    const plan: MediaPlan = {
+      tracks: [
+        {
+          kind: 'muxed',
+          segments: [{ url: source.file('/held/seg000.ts', media.hlsSegments[0]!, { stallAfterBytes: 0 }) }, { url: source.file('/held/big.ts', big) }],
+        },
+      ],
+    };
+    const controller = new AbortController();
+    const fetching = failureOf(fetchPlan({ ...(await context('held')), signal: controller.signal }, plan, ffmpeg, { concurrency: 2 }));
+    await waitFor('the big segment to be asked for', () => source.requestsFor('/held/big.ts').length > 0);
+    // Well within the 5 s idle timeout that ends the stalled request; a local answer takes a fraction of this.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+    const [answer] = source.requestsFor('/held/big.ts');
+    expect(answer!.outcome).toBeUndefined();
+    expect(answer!.bytesSent).toBeGreaterThan(32 * 1024 * 1024);
+    expect(answer!.bytesSent).toBeLessThan(48 * 1024 * 1024);
+    controller.abort(new Error('seen enough'));
+    await fetching;
+  });
+
   test('when one segment stalls far longer than its siblings, then it is asked for again and the first answer wins, long before the idle timeout', async () => {
     // The first request for seg005 sends nothing and holds the connection; the second answers.
     const plan = servePlan('hedge', media.hlsSegments, (name) => (name === 'seg005.ts' ? { stallAfterBytes: 0 } : {}));
@@ -158,21 +195,24 @@ describe('fetching a planned stream', () => {
     expect(source.requestsFor('/hedge-first/seg000.ts')).toHaveLength(2);
   });
 
-  test('when the signal aborts during the download, then the fetch stops with its reason and keeps the finished segments', async () => {
+  test('when the signal aborts during the download, then the fetch stops with its reason, and a fetch after it asks only for the segments not finished', async () => {
     const plan = servePlan('abort', media.hlsSegments, (name) => (name === 'seg003.ts' ? { stallAfterBytes: 0 } : {}));
-    const ctx = await context('abort');
     const controller = new AbortController();
     const reason = new Error('shutting down');
-    const fetching = failureOf(fetchPlan({ ...ctx, signal: controller.signal }, plan, ffmpeg, { concurrency: 1 }));
+    const fetching = failureOf(fetchPlan({ ...(await context('abort')), signal: controller.signal }, plan, ffmpeg, { concurrency: 1 }));
     while (source.requestsFor('/abort/seg003.ts').length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
     const abortedAt = Date.now();
     controller.abort(reason);
 
     expect(await fetching).toBe(reason);
     expect(Date.now() - abortedAt).toBeLessThan(1_000);
-    const kept = await readdir(path.join(ctx.workDir, 'segments'));
-    expect(kept).toHaveLength(3);
-    expect(kept.every((name) => /^t0-[012]-[0-9a-f]+$/.test(name))).toBe(true);
+    // Within a second of starting: only the record written as the fetch stopped knows of the three.
+    const fetched = await fetchPlan(await context('abort'), plan, ffmpeg, { concurrency: 1 });
+    expect(requestsUnder('abort').map((request) => path.basename(request.path))).toEqual([
+      ...['seg000.ts', 'seg001.ts', 'seg002.ts', 'seg003.ts'],
+      ...['seg003.ts', 'seg004.ts', 'seg005.ts'],
+    ]);
+    expect(await frameHashes(fetched.path)).toEqual(sourceFrames);
   });
 
   test('when the AES-128 key is not 16 bytes long, then the fetch fails with unsupported_source', async () => {

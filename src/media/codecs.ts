@@ -1,8 +1,9 @@
 import { terminological } from './languages.ts';
 
 // What a file holds stream by stream, for the Download's `file.audio_codec`, `file.video_codec`
-// and `file.subtitles`: read from what `ffmpeg -i` prints (probe.ts runs it), with each stream's
-// language (its `Stream #0:N(eng)` tag) and its metadata lines (`title`, `handler_name`).
+// and `file.subtitles`: read from what ffmpeg prints about its input (`ffmpeg -i`, probe.ts) or
+// about the output it wrote, with each stream's language (its `Stream #0:N(eng)` tag) and its
+// metadata lines (`title`, `handler_name`).
 
 export type StreamDetails = {
   kind: 'video' | 'audio' | 'subtitle' | 'data' | 'attachment';
@@ -13,6 +14,8 @@ export type StreamDetails = {
   label: string | null;
   /** A cover picture, not a video (only where this ffmpeg prints `(attached pic)`: the bundled 2018 one does not for MP4). */
   attachedPicture: boolean;
+  /** A video stream's picture size; null for other streams, or where ffmpeg printed none. */
+  size: { width: number; height: number } | null;
 };
 
 export type SubtitleTrackInfo = { language: string | null; label: string | null };
@@ -40,8 +43,8 @@ function cleanLabel(text: string | undefined): string | null {
   return label ? label.slice(0, MAX_LABEL_CHARS) : null;
 }
 
-/** The streams of `ffmpeg -i`'s report on its input #0, in their order. */
-export function parseStreams(stderr: string): StreamDetails[] {
+/** The streams of ffmpeg's report on its input #0 (`ffmpeg -i`), or on the output #0 it wrote, in their order. */
+export function parseStreams(stderr: string, heading: 'Input #0' | 'Output #0' = 'Input #0'): StreamDetails[] {
   const streams: StreamDetails[] = [];
   let current: { details: StreamDetails; title?: string; handler?: string } | null = null;
   const finish = () => {
@@ -52,7 +55,7 @@ export function parseStreams(stderr: string): StreamDetails[] {
     current = null;
   };
   const lines = stderr.split(/\r?\n/);
-  const start = lines.findIndex((line) => line.startsWith('Input #0'));
+  const start = lines.findIndex((line) => line.startsWith(heading));
   if (start < 0) return streams;
   for (const line of lines.slice(start + 1)) {
     // The report is indented throughout; the first line that is not ends it.
@@ -68,6 +71,7 @@ export function parseStreams(stderr: string): StreamDetails[] {
           language: /^[a-z]{3}$/.test(language) && language !== 'und' ? terminological(language) : null,
           label: null,
           attachedPicture: stream[4]!.includes('(attached pic)'),
+          size: stream[2] === 'Video' ? sizeOf(stream[4]!) : null,
         },
       };
       continue;
@@ -80,6 +84,14 @@ export function parseStreams(stderr: string): StreamDetails[] {
   }
   finish();
   return streams;
+}
+
+// Preceded by ", " so that hex codec tags such as "0x31637661" are never taken for a size.
+const SIZE = /,\s([1-9]\d*)x([1-9]\d*)\b/;
+
+function sizeOf(description: string): StreamDetails['size'] {
+  const size = SIZE.exec(description);
+  return size ? { width: Number(size[1]), height: Number(size[2]) } : null;
 }
 
 /** The codecs and subtitle tracks of already-read streams. */

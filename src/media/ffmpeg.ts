@@ -143,16 +143,32 @@ const GENERIC = [
   /^Exiting normally/,
 ];
 
+/** What `-loglevel level+info` makes ffmpeg print: its report on the files, the warnings and errors, each line tagged with its level. */
+export const LEVELLED_LOG = ['-nostats', '-loglevel', 'level+info'];
+
+// `[mp4 @ 0x55f7b58bc600] [error] Could not find tag…`: the context, then the level where it was asked for.
+const LINE = /^(?:\[[^\]]+ @ 0x[0-9a-f]+\]\s*)?(?:\[(panic|fatal|error|warning|info|verbose|debug|trace)\] ?)?/i;
+const FAILURES = new Set(['panic', 'fatal', 'error']);
+
+/** ffmpeg's stderr line by line: each line's level (null where it printed none) and its text, without the level or a `[muxer @ 0x…]` prefix. */
+export function logLines(stderr: string): Array<{ level: string | null; text: string }> {
+  return stderr.split(/\r?\n/).map((line) => {
+    const prefix = LINE.exec(line)!;
+    return { level: prefix[1]?.toLowerCase() ?? null, text: line.slice(prefix[0].length) };
+  });
+}
+
 /**
- * The last line of ffmpeg's stderr that says what went wrong, without its `[muxer @ 0x…]` prefix
- * and with `files` reduced to their base names: the message reaches API clients, which have no
- * business knowing the server's directories.
+ * The last line of ffmpeg's stderr that says what went wrong (of its errors, where it tagged each
+ * line's level), with `files` reduced to their base names: the message reaches API clients, which
+ * have no business knowing the server's directories.
  */
 export function failureLine(stderr: string, files: string[]): string {
-  const lines = stderr
-    .split(/\r?\n/)
-    .map((line) => files.reduce((text, file) => text.replaceAll(fileUrl(file), path.basename(file)).replaceAll(file, path.basename(file)), line))
-    .map((line) => line.replace(/^\[[^\]]+ @ 0x[0-9a-f]+\]\s*/i, '').trim())
+  const all = logLines(stderr);
+  const levelled = all.some((line) => line.level !== null);
+  const lines = all
+    .filter((line) => !levelled || FAILURES.has(line.level ?? ''))
+    .map(({ text }) => files.reduce((line, file) => line.replaceAll(fileUrl(file), path.basename(file)).replaceAll(file, path.basename(file)), text).trim())
     .filter(Boolean);
   const meaningful = lines.filter((line) => !GENERIC.some((pattern) => pattern.test(line)));
   return meaningful.at(-1) ?? lines.at(-1) ?? 'ffmpeg failed without a message.';

@@ -2,8 +2,9 @@ import { rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DownloadError, storageFull } from '../core/errors.ts';
 import { MATROSKA, MP4, type Container } from './containers.ts';
-import { runFfmpeg } from './ffmpeg.ts';
+import { LEVELLED_LOG, runFfmpeg } from './ffmpeg.ts';
 import { fileUrl } from './input.ts';
+import { writtenInfo } from './probe.ts';
 import type { RemuxedFile } from './remux.ts';
 
 // Writing one ffmpeg output (a remux, an audio extraction, a muted copy): aside under a dot-name, bounded in size by `-fs` and the size watch, bounded in time, and
@@ -62,16 +63,16 @@ export async function writeOutput(
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.part`);
   try {
     const limits = { timeLimitMs: bounds.timeLimitMs, output: { file: temp, maxBytes: bounds.maxBytes } };
-    const run = await runFfmpeg(ffmpeg, ['-loglevel', 'error', '-y', ...args, ...target.args, fileUrl(temp)], limits, signal);
-    if (run.exitCode !== 0) {
-      if (NO_ROOM.test(run.stderr)) throw storageFull();
-      return { ok: false, stderr: run.stderr, temp };
-    }
+    // Its report on what it wrote describes the file, so that it need not be probed again.
+    const run = await runFfmpeg(ffmpeg, [...LEVELLED_LOG, '-y', ...args, ...target.args, fileUrl(temp)], limits, signal);
+    // ffmpeg 5.1 exits 0 when the disk fills as it writes the trailer (or moves the index to the front), leaving a cut file.
+    if (NO_ROOM.test(run.stderr)) throw storageFull();
+    if (run.exitCode !== 0) return { ok: false, stderr: run.stderr, temp };
     // `-fs` ends ffmpeg as if it had finished, with the file cut where it passed the limit.
     const size = (await stat(temp)).size;
     if (size > bounds.maxBytes) throw new DownloadError('source_too_large', `The file ffmpeg wrote is larger than the limit of ${bounds.maxBytes} bytes.`);
     await rename(temp, file);
-    return { ok: true, file: { path: file, mime: container.mime, ext: container.ext } };
+    return { ok: true, file: { path: file, mime: container.mime, ext: container.ext, info: writtenInfo(run.stderr) } };
   } finally {
     await rm(temp, { force: true });
   }

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { DownloadError } from '../core/errors.ts';
-import { failureLine, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
+import { failureLine, logLines, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
 import { codecsOf, parseStreams, type FileCodecs, type StreamDetails } from './codecs.ts';
 import { inputArgs } from './input.ts';
 
@@ -13,10 +13,9 @@ export type MediaInfo = {
   codecs: FileCodecs;
 };
 
-const STREAM = /^\s*Stream #\d+:\d+\S*: (Video|Audio|Subtitle|Data|Attachment): \w+(.*)$/;
 const DURATION = /^\s*Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/m;
-// Preceded by ", " so that hex codec tags such as "0x31637661" are never taken for a size.
-const SIZE = /,\s([1-9]\d*)x([1-9]\d*)\b/;
+// The end of the last report line of a run that wrote a file: how long what it wrote lasts.
+const WRITTEN_TIME = /\btime=(\d+):(\d+):(\d+(?:\.\d+)?)/g;
 
 /**
  * What `ffmpeg -i` says about a file: its duration, the size of its first real video stream (not a
@@ -29,24 +28,28 @@ export async function probe(input: { ffmpeg: string; file: string; signal?: Abor
   // Without an output ffmpeg always exits 1; whether it could read the input shows in what it printed.
   const { stderr } = await runFfmpeg(input.ffmpeg, args, { timeLimitMs: timeLimitMs((await stat(input.file)).size) }, input.signal);
   if (!/^Input #0/m.test(stderr)) throw new DownloadError('processing_failed', failureLine(stderr, [input.file]));
-
   const duration = DURATION.exec(stderr);
-  const streams = parseStreams(stderr);
-  const info: MediaInfo = {
-    durationSeconds: duration ? Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]) : null,
-    width: null,
-    height: null,
-    streams,
-    codecs: codecsOf(streams),
-  };
-  for (const line of stderr.split(/\r?\n/)) {
-    const stream = STREAM.exec(line);
-    const size = stream?.[1] === 'Video' ? SIZE.exec(stream[2]!) : null;
-    if (size && !line.includes('(attached pic)')) {
-      info.width = Number(size[1]);
-      info.height = Number(size[2]);
-      break;
-    }
-  }
-  return info;
+  return mediaInfo(parseStreams(stderr), duration ? seconds(duration) : null);
+}
+
+/**
+ * What a run that wrote a file (with `LEVELLED_LOG`) said about it: the streams of its output #0
+ * and how long they last. The file need not be read again to be described.
+ */
+export function writtenInfo(stderr: string): MediaInfo {
+  const report = logLines(stderr)
+    .filter((line) => line.level === 'info')
+    .map((line) => line.text)
+    .join('\n');
+  const time = [...report.matchAll(WRITTEN_TIME)].at(-1);
+  return mediaInfo(parseStreams(report, 'Output #0'), time ? seconds(time) : null);
+}
+
+function mediaInfo(streams: StreamDetails[], durationSeconds: number | null): MediaInfo {
+  const picture = streams.find((stream) => stream.kind === 'video' && !stream.attachedPicture && stream.size)?.size;
+  return { durationSeconds, width: picture?.width ?? null, height: picture?.height ?? null, streams, codecs: codecsOf(streams) };
+}
+
+function seconds(match: RegExpExecArray | RegExpMatchArray): number {
+  return Number(match[1]) * 3600 + Number(match[2]) * 60 + Number(match[3]);
 }

@@ -3,9 +3,10 @@ import { DownloadError } from '../core/errors.ts';
 import { failureLine, timeLimitMs } from './ffmpeg.ts';
 import { inputArgs } from './input.ts';
 import { removeOutputs, sizeLimitArgs, TO_MATROSKA, TO_MP4, writeMp4OrMatroska } from './output-file.ts';
-import { probe } from './probe.ts';
+import type { MediaInfo } from './probe.ts';
 
-export type RemuxedFile = { path: string; mime: string; ext: string };
+/** A file ffmpeg wrote, and what its run said about it. */
+export type RemuxedFile = { path: string; mime: string; ext: string; info: MediaInfo };
 
 export type RemuxInput = {
   ffmpeg: string;
@@ -32,16 +33,10 @@ export async function remux(input: RemuxInput): Promise<RemuxedFile> {
   // An output of an earlier run must not pass for this run's when this one fails.
   await removeOutputs(output, [TO_MP4.container.ext, TO_MATROSKA.container.ext]);
   const opened = await Promise.all(inputs.map((file) => inputArgs(file, input.declaredType)));
-  const lastInput = await probe({ ffmpeg, file: inputs[last]!, signal, declaredType: input.declaredType });
-  const args = [
-    ...opened.flat(),
-    ...['-map', '0:v?', '-map', `${last}:a?`],
-    ...['-c', 'copy'],
-    // ADTS AAC (as MPEG-TS carries it) must become MP4's form; recent muxers insert this filter
-    // by themselves, older builds (and some muxers of the bundled 2018 one) fail without it.
-    ...(lastInput.streams.some((stream) => stream.kind === 'audio' && stream.codec === 'aac') ? ['-bsf:a', 'aac_adtstoasc'] : []),
-    ...sizeLimitArgs(maxBytes),
-  ];
+  // ADTS AAC (as MPEG-TS carries it) must become MP4's form: both ffmpegs the service runs on (a
+  // system one, the bundled 2018 build) insert aac_adtstoasc by themselves, so the codec need not
+  // be probed beforehand to ask for it (the filter fails on any other codec).
+  const args = [...opened.flat(), ...['-map', '0:v?', '-map', `${last}:a?`], ...['-c', 'copy'], ...sizeLimitArgs(maxBytes)];
   const inputBytes = (await Promise.all(inputs.map((file) => stat(file)))).reduce((sum, stats) => sum + stats.size, 0);
   const bounds = { timeLimitMs: timeLimitMs(inputBytes), maxBytes };
 

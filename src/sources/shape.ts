@@ -26,7 +26,7 @@ export async function shapeToMode(ctx: MediaContext, media: FetchedMedia): Promi
 /** `media` as ffmpeg made it again into `file` (its mode, its subtitles): described anew, all else kept. */
 export async function remadeAs(ctx: MediaContext, media: FetchedMedia, file: RemuxedFile): Promise<FetchedMedia> {
   ctx.phaseEnded('remux');
-  const described = await describe(ctx.ffmpeg, file, ctx.signal);
+  const described = await describe(file, ctx.signal);
   ctx.phaseEnded('probe');
   return { ...media, ...described, declaredType: described.mime };
 }

@@ -72,8 +72,8 @@ export function fileWriter(file: string, start: number, hooks: FileWriterHooks =
   });
 }
 
-/** The buffers after their first `bytes` bytes. */
-function rest(chunks: Buffer[], bytes: number): Buffer[] {
+/** The buffers after their first `bytes` bytes: what is left of a writev that wrote less. */
+export function rest(chunks: Buffer[], bytes: number): Buffer[] {
   const left: Buffer[] = [];
   let skip = bytes;
   for (const chunk of chunks) {

@@ -37,7 +37,7 @@ export async function readDirect(ctx: MediaContext, opened?: SourceResponse): Pr
       declaredType: fetched.declaredType,
     });
     ctx.phaseEnded('remux');
-    const described = await describe(ctx.ffmpeg, remuxed, ctx.signal);
+    const described = await describe(remuxed, ctx.signal);
     ctx.phaseEnded('probe');
     // The source's bytes are not the file handed back: their hash is not needed.
     return { ...described, declaredType: remuxed.mime, title: fetched.dispositionName, source: 'direct' };

@@ -1,46 +1,46 @@
 import { createDecipheriv } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../core/errors.ts';
 import { contentLength, discard, requireStatus, requireWholeBody, transportError, type SourceHttp, type SourceResponse } from '../http.ts';
 import type { ByteRange } from '../types.ts';
 import type { KeyCache } from './keys.ts';
 import type { Piece } from './layout.ts';
+import type { TrackFile } from './track-file.ts';
 import type { ByteMeter } from '../byte-meter.ts';
 
 export type PieceDeps = { http: SourceHttp; keys: KeyCache; meter: ByteMeter; signal: AbortSignal };
 
 /**
- * Downloads one init section or segment, decrypted, into its file. The file appears (by rename)
- * only when it is whole, so that a later attempt can trust every piece file it finds. `copy`
- * tells a second request for the same piece (see hedge.ts) to write apart from the first.
+ * Downloads one init section or segment, decrypted, into its place in its track's file. It counts
+ * as there only once it is whole, so that a later attempt can trust every piece the file records.
  */
-export async function fetchPiece(piece: Piece, deps: PieceDeps, copy = 0): Promise<void> {
+export async function fetchPiece(piece: Piece, into: TrackFile, deps: PieceDeps): Promise<void> {
   const { meter, signal } = deps;
-  const decrypt = piece.key ? createDecipheriv('aes-128-cbc', await deps.keys.get(piece.key.uri, signal), Buffer.from(piece.key.iv, 'hex')) : new PassThrough();
+  const decipher = piece.key ? createDecipheriv('aes-128-cbc', await deps.keys.get(piece.key.uri, signal), Buffer.from(piece.key.iv, 'hex')) : null;
   const range = piece.byteRange;
   const response = await deps.http.get(piece.url, { headers: range ? { range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}, signal });
   const body = bodyOf(response, range, meter);
   const expected = range?.length ?? contentLength(response);
 
   let received = 0;
-  const count = async function* (chunks: AsyncIterable<Buffer>) {
+  // Counted and decrypted in one step: a stream more per piece is measurable on a stream of many small ones.
+  const decrypted = async function* (chunks: AsyncIterable<Buffer>) {
     for await (const chunk of chunks) {
       received += chunk.length;
       meter.add(chunk.length);
-      yield chunk;
+      const plain = decipher ? decipher.update(chunk) : chunk;
+      if (plain.length > 0) yield plain;
     }
+    if (decipher) yield decipher.final();
   };
-  const part = `${piece.file}.part${copy}`;
+  const sink = into.take(piece.index);
   try {
-    await pipeline(body, count, decrypt, createWriteStream(part), { signal });
+    await pipeline(body, decrypted, sink.writable, { signal });
     requireWholeBody(response, received, expected);
-    await rename(part, piece.file);
+    sink.commit();
   } catch (error) {
+    sink.discard();
     meter.remove(received);
-    await rm(part, { force: true });
     if (/^ERR_OSSL/.test((error as { code?: string }).code ?? '')) {
       throw new DownloadError('processing_failed', `A segment could not be decrypted with its AES-128 key (${piece.url}).`);
     }

@@ -29,13 +29,13 @@ export class Hedger {
   }
 
   /**
-   * Runs `fetch` (told which copy it is, 0 or 1, so that the two write apart), and a second copy
-   * when the first is slow; resolves with the first to succeed, after stopping the other.
+   * Runs `fetch`, and a second copy when the first is slow; resolves with the first to succeed,
+   * after stopping the other.
    */
-  async run<T>(fetch: (signal: AbortSignal, copy: number) => Promise<T>, signal: AbortSignal): Promise<T> {
+  async run<T>(fetch: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
     const started = Date.now();
     const controllers = [new AbortController()];
-    const copies = [fetch(AbortSignal.any([signal, controllers[0]!.signal]), 0)];
+    const copies = [fetch(AbortSignal.any([signal, controllers[0]!.signal]))];
     let timer: NodeJS.Timeout | undefined;
     const slow = await Promise.race([
       copies[0]!.then(
@@ -53,7 +53,7 @@ export class Hedger {
     if (slow && !signal.aborted && this.hedged < this.budget) {
       this.hedged += 1;
       controllers.push(new AbortController());
-      copies.push(fetch(AbortSignal.any([signal, controllers[1]!.signal]), 1));
+      copies.push(fetch(AbortSignal.any([signal, controllers[1]!.signal])));
     }
     try {
       const result = await Promise.any(copies);

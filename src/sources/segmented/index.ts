@@ -4,20 +4,19 @@ import pLimit from 'p-limit';
 import { DownloadError } from '../../core/errors.ts';
 import { describe, type DescribedFile } from '../../media/describe.ts';
 import { remux } from '../../media/remux.ts';
-import { sizeOf } from '../../storage/work-folders.ts';
 import type { FetchedFile, MediaPlan, SourceContext, Track } from '../types.ts';
 import { fetchPiece, type PieceDeps } from './fetch-piece.ts';
-import { joinTrack } from './join.ts';
 import { KeyCache } from './keys.ts';
-import { knownSize, layOut, unfinished, type Piece, type TrackLayout } from './layout.ts';
+import { knownSize, layOut, type Piece, type TrackLayout } from './layout.ts';
 import { ByteMeter, tooLarge } from '../byte-meter.ts';
 import { Hedger } from './hedge.ts';
 import { withRetries } from './retry.ts';
+import { TrackFile } from './track-file.ts';
 
-// A planned stream (HLS or DASH, whatever the manifest said) becomes one file: every piece is
-// fetched into a file of its own by a bounded pool, each track's pieces are joined, and ffmpeg
-// copies the tracks into one container. Finished pieces survive a crash, so a retry fetches only
-// what is missing.
+// A planned stream (HLS or DASH, whatever the manifest said) becomes one file: a bounded pool
+// fetches the pieces, each track's into the track's file in play order, and ffmpeg copies the
+// tracks into one container. The pieces a track file records survive a crash, so a retry fetches
+// only what is missing.
 
 /**
  * How the segments went, for the log: a slow stream says whether retries or one slow segment cost
@@ -50,30 +49,7 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
 
   const total = knownSize(tracks.flatMap((track) => track.pieces));
   if (total !== null && total > ctx.maxFileBytes) throw tooLarge(ctx.maxFileBytes, total);
-  const todo = await unfinished(tracks);
-  const meter = new ByteMeter(ctx, total, todo.doneBytes);
-  const keys = new KeyCache(ctx.http);
-  const pool = { concurrency: options.concurrency ?? 8, signal: ctx.signal };
-  const segments: SegmentStats = { count: 0, retried: 0, hedged: 0, slowest_ms: 0 };
-  const hedger = new Hedger(todo.pieces.length);
-  // Init sections first: without one a track is useless, so a missing one fails before the bulk.
-  await fetchAll(
-    todo.pieces.filter((piece) => piece.init),
-    pool,
-    { http: ctx.http, keys, meter },
-    segments,
-    hedger,
-  );
-  await fetchAll(
-    todo.pieces.filter((piece) => !piece.init),
-    pool,
-    { http: ctx.http, keys, meter },
-    segments,
-    hedger,
-  );
-  for (const track of tracks) {
-    if ((await sizeOf(track.file)) === null) await joinTrack(track, ctx.signal);
-  }
+  const segments = await fetchTracks(ctx, tracks, total, options.concurrency ?? 8);
 
   await ctx.processing();
   // remux holds its output to MAX_FILE_BYTES while ffmpeg writes it: a stream can come out larger than its segments.
@@ -84,11 +60,47 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
     maxBytes: ctx.maxFileBytes,
     signal: ctx.signal,
   });
-  await Promise.all(tracks.map((track) => rm(track.file, { force: true })));
+  await Promise.all(tracks.flatMap((track) => [track.file, TrackFile.recordOf(track.file)]).map((file) => rm(file, { force: true })));
   ctx.phaseEnded('remux');
-  const described = await describe(ffmpeg, output, ctx.signal);
+  const described = await describe(output, ctx.signal);
   ctx.phaseEnded('probe');
   return { ...described, declaredType: output.mime, segments };
+}
+
+/** Fetches what the track files lack into them: the init sections first, then every segment. */
+async function fetchTracks(ctx: SourceContext, tracks: TrackLayout[], total: number | null, concurrency: number): Promise<SegmentStats> {
+  const files: TrackFile[] = [];
+  try {
+    for (const track of tracks) files.push(await TrackFile.open(track.file, track.pieces.length));
+    const todo = tracks.flatMap((track, t) => track.pieces.slice(files[t]!.kept.pieces).map((piece) => ({ piece, into: files[t]! })));
+    // What an earlier attempt left counts from the start, as the download counts it.
+    const doneBytes = tracks.reduce((sum, track, t) => sum + (knownSize(track.pieces.slice(0, files[t]!.kept.pieces)) ?? files[t]!.kept.bytes), 0);
+    const meter = new ByteMeter(ctx, total, doneBytes);
+    const deps = { http: ctx.http, keys: new KeyCache(ctx.http), meter };
+    const pool = { concurrency, signal: ctx.signal };
+    const segments: SegmentStats = { count: 0, retried: 0, hedged: 0, slowest_ms: 0 };
+    const hedger = new Hedger(todo.length);
+    // Init sections first: without one a track is useless, so a missing one fails before the bulk.
+    await fetchAll(
+      todo.filter(({ piece }) => piece.init),
+      pool,
+      deps,
+      segments,
+      hedger,
+    );
+    await fetchAll(
+      todo.filter(({ piece }) => !piece.init),
+      pool,
+      deps,
+      segments,
+      hedger,
+    );
+    for (const file of files) await file.finish();
+    return segments;
+  } finally {
+    // What is whole stays recorded for the next attempt, whatever stopped this one.
+    await Promise.all(files.map((file) => file.close()));
+  }
 }
 
 /**
@@ -96,7 +108,7 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
  * retries) stops the others, and is what the whole fetch fails with once they have stopped.
  */
 async function fetchAll(
-  pieces: Piece[],
+  pieces: Array<{ piece: Piece; into: TrackFile }>,
   pool: { concurrency: number; signal: AbortSignal },
   deps: Omit<PieceDeps, 'signal'>,
   stats: SegmentStats,
@@ -108,11 +120,11 @@ async function fetchAll(
   let failure: { error: unknown } | undefined;
   const retries = { retries: SEGMENT_RETRIES, firstDelayMs: FIRST_RETRY_DELAY_MS, onRetry: () => (stats.retried += 1) };
   await Promise.all(
-    pieces.map((piece) =>
+    pieces.map(({ piece, into }) =>
       limit(async () => {
         signal.throwIfAborted();
         const started = Date.now();
-        await withRetries(() => hedger.run((copySignal, copy) => fetchPiece(piece, { ...deps, signal: copySignal }, copy), signal), signal, retries);
+        await withRetries(() => hedger.run((copySignal) => fetchPiece(piece, into, { ...deps, signal: copySignal }), signal), signal, retries);
         stats.count += 1;
         stats.hedged = hedger.hedged;
         stats.slowest_ms = Math.max(stats.slowest_ms, Date.now() - started);

@@ -1,19 +1,19 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { sizeOf } from '../../storage/work-folders.ts';
 import type { ByteRange, MediaPlan, SegmentKey, Track } from '../types.ts';
 
-// Where each part of a plan lives on disk. A piece's file name carries a digest of what it was
+// Where each track of a plan lives on disk. The file name carries a digest of what its pieces are
 // fetched from, so a retry whose plan changed (another variant, other URLs) never takes a file of
-// the earlier plan for one of its own.
+// the earlier plan for its own.
 
-export type Piece = { url: string; byteRange?: ByteRange; key?: SegmentKey; init: boolean; file: string };
+/** One init section or segment: the `index`th piece of its track. */
+export type Piece = { url: string; byteRange?: ByteRange; key?: SegmentKey; init: boolean; index: number };
 
 export type TrackLayout = {
   kind: Track['kind'];
   /** The init section first, then the segments, in play order. */
   pieces: Piece[];
-  /** The track's pieces joined into one file. */
+  /** The track's pieces, one after another, in one file. */
   file: string;
 };
 
@@ -24,12 +24,9 @@ function digest(text: string): string {
 export function layOut(plan: MediaPlan, dir: string): TrackLayout[] {
   return plan.tracks.map((track, t) => {
     const parts = track.init ? [track.init, ...track.segments] : track.segments;
-    const pieces = parts.map((part, i) => {
-      const identity = [part.url, part.byteRange ? `${part.byteRange.offset}+${part.byteRange.length}` : '', part.key ? `${part.key.uri} ${part.key.iv}` : ''];
-      return { ...part, init: part === track.init, file: path.join(dir, `t${t}-${i}-${digest(identity.join('\n'))}`) };
-    });
-    const trackDigest = digest(pieces.map((piece) => path.basename(piece.file)).join('\n'));
-    return { kind: track.kind, pieces, file: path.join(dir, `track${t}-${trackDigest}`) };
+    const pieces = parts.map((part, index) => ({ ...part, init: part === track.init, index }));
+    const identities = pieces.map((part) => [part.url, part.byteRange ?? null, part.key ?? null]);
+    return { kind: track.kind, pieces, file: path.join(dir, `track${t}-${digest(JSON.stringify(identities))}`) };
   });
 }
 
@@ -41,26 +38,4 @@ export function knownSize(pieces: Piece[]): number | null {
     sum += piece.byteRange.length;
   }
   return sum;
-}
-
-/**
- * What an earlier attempt left finished (a joined track, or single pieces): the pieces still to
- * fetch, and how many bytes of the plan are done, counted like the download counts them.
- */
-export async function unfinished(tracks: TrackLayout[]): Promise<{ pieces: Piece[]; doneBytes: number }> {
-  const pieces: Piece[] = [];
-  let doneBytes = 0;
-  for (const track of tracks) {
-    const joined = await sizeOf(track.file);
-    if (joined !== null) {
-      doneBytes += knownSize(track.pieces) ?? joined;
-      continue;
-    }
-    for (const piece of track.pieces) {
-      const size = await sizeOf(piece.file);
-      if (size === null) pieces.push(piece);
-      else doneBytes += piece.byteRange?.length ?? size;
-    }
-  }
-  return { pieces, doneBytes };
 }
