@@ -10,6 +10,11 @@ export function startNginx(nginx: string, root: string, dir: string): Promise<Se
   return startWith(nginx, dir, `root ${root};`);
 }
 
+/** nginx as a source of media files: MP4s labelled video/mp4, as the distribution's mime.types has them. */
+export function startFileNginx(nginx: string, root: string, dir: string): Promise<Server> {
+  return startWith(nginx, dir, `root ${root}; types { video/mp4 mp4; }`);
+}
+
 /**
  * nginx serving the files under `root` at most `rate` a second per request (`limit_rate`, in
  * nginx's units: `8m` is 8 MiB), as hosts that throttle each connection do. Ranges on, one per

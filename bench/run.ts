@@ -6,6 +6,7 @@ import { resolveFfmpegPath } from '../src/media/ffmpeg.ts';
 import type { Bench } from './context.ts';
 import { startDatabaseServer, type DatabaseServer } from './database.ts';
 import { prepareMedia } from './media.ts';
+import { startFileNginx } from './nginx.ts';
 import { onPath, timedRun, type Server } from './processes.ts';
 import { benchCreate } from './scenarios/create.ts';
 import { benchDirect } from './scenarios/direct.ts';
@@ -68,6 +69,8 @@ try {
   const log = (name: string) => path.join(runDir, `${name}.log`);
   const cpuProfileDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
   const origin = await bench.keep(startStaticServer(media.dir, 0, log('origin')));
+  // The direct download's source: nginx, as a real server of files (sendfile, little CPU of the two cores), else the Node one.
+  const fileOrigin = nginx ? await bench.keep(startFileNginx(nginx, media.dir, path.join(runDir, 'nginx-origin'))) : origin;
   const slowOrigin = await bench.keep(startStaticServer(media.dir, HLS_LATENCY_MS, log('slow-origin')));
   const allDataDir = path.join(runDir, 'service-all');
   const allDatabase = await database.create();
@@ -88,7 +91,7 @@ try {
   const notes: string[] = [];
   if (runs('direct')) {
     progress('direct download');
-    const direct = await benchDirect(bench, service, origin, [{ name: S3, service: s3Service }]);
+    const direct = await benchDirect(bench, service, fileOrigin, [{ name: S3, service: s3Service }]);
     rows.push(...direct.rows);
     if (runs('retrieval')) rows.push(...(await retrieval(direct)));
   }
