@@ -195,10 +195,8 @@ export class TrackFile {
 
   /** The next piece, whole: its bytes not yet in the file go after the pieces before it. */
   private place(attempt: Attempt): void {
-    if (attempt !== this.owner) void this.enqueue(attempt.chunks, this.position).catch(() => {});
-    this.waiting -= attempt.waiting;
-    attempt.chunks = [];
-    attempt.waiting = 0;
+    const chunks = this.takeWaiting(attempt);
+    if (attempt !== this.owner) void this.enqueue(chunks, this.position).catch(() => {});
     this.position += attempt.total;
     this.owner = null;
     this.ownerBytes = 0;
@@ -209,34 +207,30 @@ export class TrackFile {
   private promote(attempt: Attempt): void {
     this.owner = attempt;
     this.ownerBytes = attempt.waiting;
-    void this.enqueue(attempt.chunks, this.position).catch(() => {});
-    this.waiting -= attempt.waiting;
-    attempt.chunks = [];
-    attempt.waiting = 0;
-    const held = attempt.held;
-    attempt.held = undefined;
-    held?.();
+    void this.enqueue(this.takeWaiting(attempt), this.position).catch(() => {});
+    letGo(attempt);
   }
 
   private drop(attempt: Attempt): void {
     attempt.state = 'gone';
+    this.takeWaiting(attempt);
+    letGo(attempt);
+  }
+
+  /** The bytes `attempt` holds in memory, no longer counted as waiting. */
+  private takeWaiting(attempt: Attempt): Buffer[] {
+    const chunks = attempt.chunks;
     this.waiting -= attempt.waiting;
     attempt.chunks = [];
     attempt.waiting = 0;
-    const held = attempt.held;
-    attempt.held = undefined;
-    held?.();
+    return chunks;
   }
 
   /** Lets held responses go on once there is room again. */
   private release(): void {
     if (this.waiting > WAITING_BYTES) return;
     for (const attempts of this.live.values()) {
-      for (const attempt of attempts) {
-        const held = attempt.held;
-        attempt.held = undefined;
-        held?.();
-      }
+      for (const attempt of attempts) letGo(attempt);
     }
   }
 
@@ -287,4 +281,11 @@ function keptOf(value: unknown, count: number, size: number): Kept {
   if (!Number.isSafeInteger(pieces) || !Number.isSafeInteger(bytes)) return { pieces: 0, bytes: 0 };
   if (pieces! < 0 || pieces! > count || bytes! < 0 || bytes! > size) return { pieces: 0, bytes: 0 };
   return { pieces: pieces!, bytes: bytes! };
+}
+
+/** Lets a response held back while too much waited in memory go on. */
+function letGo(attempt: Attempt): void {
+  const held = attempt.held;
+  attempt.held = undefined;
+  held?.();
 }
