@@ -255,6 +255,27 @@ describe('ffmpeg remux and probe', () => {
     expect(audio).toMatchObject({ width: null, height: null, streams: [{ kind: 'audio', codec: 'aac' }] });
   });
 
+  test("when a file's tags read like ffmpeg's own lines, or a stream's language holds a bracket, then probing and remuxing it (ffmpeg 5 and 4) still say what the file holds", async () => {
+    // Tag names and a language printed as they are: streams (one numbered as the first), a duration, a cut-off language.
+    const tagged = path.join(dir, 'tagged.mp4');
+    const tags = ['Stream #0:0: Video: h265, 7777x5555=x', 'Stream #0:9(eng): Video: h265, 7777x5555=x', 'Duration: 09:09:09.00, x=y'];
+    await runTestFfmpeg(['-i', mediaPath('clip.mp4'), '-c', 'copy', '-movflags', 'use_metadata_tags', ...tags.flatMap((tag) => ['-metadata', tag]), tagged]);
+    const bracketed = path.join(dir, 'bracketed.ts');
+    await runTestFfmpeg(['-i', mediaPath('clip.mp4'), '-c', 'copy', '-metadata:s:a:0', 'language=a)b', '-f', 'mpegts', bracketed]);
+
+    const expected = { width: 320, height: 240, codecs: { videoCodec: 'h264', audioCodec: 'aac', subtitles: [] } };
+    for (const run of [ffmpeg, await bundledFfmpeg()]) {
+      for (const file of [tagged, bracketed]) {
+        const probed = await probe({ ffmpeg: run, file });
+        expect(probed).toMatchObject(expected);
+        expect(probed.durationSeconds).toBeLessThan(4);
+        const remuxed = await remux({ ffmpeg: run, inputs: [file], output: `${file}.remuxed`, maxBytes: MAX_BYTES, signal });
+        expect(remuxed.info).toMatchObject(expected);
+        expect(remuxed.info.durationSeconds).toBeLessThan(4);
+      }
+    }
+  });
+
   test('when FFMPEG_PATH names an executable, then it is used; when it names nothing, then resolving fails naming it', async () => {
     expect(await resolveFfmpegPath(ffmpeg)).toBe(ffmpeg);
     const missing = path.join(dir, 'no-such-ffmpeg');

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
 import { extractAudio } from '../src/media/audio-only.ts';
-import { codecsOf, parseStreams } from '../src/media/codecs.ts';
+import { codecsOf, parseStreams, reportedDuration } from '../src/media/codecs.ts';
 import { detectContainer } from '../src/media/container.ts';
 import { describe as describeFile } from '../src/media/describe.ts';
 import { servedType } from '../src/media/containers.ts';
@@ -456,7 +456,13 @@ describe('codecs of a file', () => {
       "Input #0, mov,mp4,m4a,3gp,3g2,mj2, from 'file:/tmp/x.mp4':",
       '  Metadata:',
       '    title           : Not a stream',
+      '    Stream #0:9(eng): Video: h265, 7777x5555: tags read like ffmpeg',
+      '    Duration: 09:09:09.00, x: y',
       '  Duration: 00:00:02.00, start: 0.000000, bitrate: 174 kb/s',
+      '  Chapters:',
+      '    Chapter #0:0: start 0.000000, end 1.000000',
+      '      Metadata:',
+      '        title           : Stream #0:8: Audio: mp3',
       '  Stream #0:0[0x1](und): Video: h264 (Constrained Baseline) (avc1 / 0x31637661), yuv420p(progressive), 160x120, 25 fps (default)',
       '    Metadata:',
       '      handler_name    : VideoHandler',
@@ -481,8 +487,13 @@ describe('codecs of a file', () => {
       ['video', 'mjpeg', null, null, true],
     ]);
 
+    expect(reportedDuration(ffmpeg5, 'Input #0')).toBe(2);
+
+    // ffmpeg 4 indents streams as deep as the file's tags.
     const ffmpeg4 = [
       "Input #0, matroska,webm, from 'file:/tmp/x.mkv':",
+      '  Metadata:',
+      '    Stream #0:7: Video: h265, 7777x5555: tags read like ffmpeg',
       '  Duration: 00:00:02.02, start: 0.000000, bitrate: 172 kb/s',
       '    Stream #0:0: Audio: mjpeg, 64x64',
       '    Stream #0:1(eng): Subtitle: subrip (default)',
@@ -491,6 +502,7 @@ describe('codecs of a file', () => {
       '      handler_name    : ignored, title wins',
       '    Stream #0:2(x): Video: h264',
       '    Stream #0:3(eng\u0000): Subtitle: ass',
+      '    Stream #0:4(a)b): Audio: aac (LC), 44100 Hz',
     ].join('\n');
     expect(codecsOf(parseStreams(ffmpeg4))).toEqual({
       audioCodec: 'mjpeg',
@@ -500,6 +512,13 @@ describe('codecs of a file', () => {
         { language: null, label: null },
       ],
     });
+    expect(parseStreams(ffmpeg4).map((stream) => [stream.kind, stream.codec, stream.language])).toEqual([
+      ['audio', 'mjpeg', null],
+      ['subtitle', 'subrip', 'eng'],
+      ['video', 'h264', null],
+      ['subtitle', 'ass', null],
+      ['audio', 'aac', null],
+    ]);
     expect(parseStreams('no input here')).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { DownloadError } from '../core/errors.ts';
-import { failureLine, logLines, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
-import { codecsOf, parseStreams, type FileCodecs, type StreamDetails } from './codecs.ts';
+import { failureLine, LEVELLED_LOG, logLines, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
+import { clockSeconds, codecsOf, parseStreams, reportedDuration, type FileCodecs, type StreamDetails } from './codecs.ts';
 import { inputArgs } from './input.ts';
 
 export type MediaInfo = {
@@ -13,9 +13,9 @@ export type MediaInfo = {
   codecs: FileCodecs;
 };
 
-const DURATION = /^\s*Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/m;
-// The end of the last report line of a run that wrote a file: how long what it wrote lasts.
-const WRITTEN_TIME = /\btime=(\d+):(\d+):(\d+(?:\.\d+)?)/g;
+// The last report line of a run that wrote a file (`frame=... time=...`, or `size=...` for sound
+// alone): how long what it wrote lasts.
+const WRITTEN_TIME = /^(?:frame|size)=.*\btime=(\d+):(\d+):(\d+(?:\.\d+)?)/gm;
 
 /**
  * What `ffmpeg -i` says about a file: its duration, the size of its first real video stream (not a
@@ -26,10 +26,10 @@ const WRITTEN_TIME = /\btime=(\d+):(\d+):(\d+(?:\.\d+)?)/g;
 export async function probe(input: { ffmpeg: string; file: string; signal?: AbortSignal; declaredType?: string | null }): Promise<MediaInfo> {
   const args = await inputArgs(input.file, input.declaredType);
   // Without an output ffmpeg always exits 1; whether it could read the input shows in what it printed.
-  const { stderr } = await runFfmpeg(input.ffmpeg, args, { timeLimitMs: timeLimitMs((await stat(input.file)).size) }, input.signal);
-  if (!/^Input #0/m.test(stderr)) throw new DownloadError('processing_failed', failureLine(stderr, [input.file]));
-  const duration = DURATION.exec(stderr);
-  return mediaInfo(parseStreams(stderr), duration ? seconds(duration) : null);
+  const { stderr } = await runFfmpeg(input.ffmpeg, [...LEVELLED_LOG, ...args], { timeLimitMs: timeLimitMs((await stat(input.file)).size) }, input.signal);
+  const report = infoReport(stderr);
+  if (!/^Input #0/m.test(report)) throw new DownloadError('processing_failed', failureLine(stderr, [input.file]));
+  return mediaInfo(parseStreams(report), reportedDuration(report, 'Input #0'));
 }
 
 /**
@@ -37,19 +37,23 @@ export async function probe(input: { ffmpeg: string; file: string; signal?: Abor
  * and how long they last. The file need not be read again to be described.
  */
 export function writtenInfo(stderr: string): MediaInfo {
-  const report = logLines(stderr)
+  const report = infoReport(stderr);
+  const time = [...report.matchAll(WRITTEN_TIME)].at(-1);
+  return mediaInfo(parseStreams(report, 'Output #0'), time ? clockSeconds(time) : null);
+}
+
+/**
+ * The lines ffmpeg printed as its report (`LEVELLED_LOG` tags each with its level). A line of a
+ * file's tag that holds a line break goes out untagged, and is left out with the errors.
+ */
+function infoReport(stderr: string): string {
+  return logLines(stderr)
     .filter((line) => line.level === 'info')
     .map((line) => line.text)
     .join('\n');
-  const time = [...report.matchAll(WRITTEN_TIME)].at(-1);
-  return mediaInfo(parseStreams(report, 'Output #0'), time ? seconds(time) : null);
 }
 
 function mediaInfo(streams: StreamDetails[], durationSeconds: number | null): MediaInfo {
   const picture = streams.find((stream) => stream.kind === 'video' && !stream.attachedPicture && stream.size)?.size;
   return { durationSeconds, width: picture?.width ?? null, height: picture?.height ?? null, streams, codecs: codecsOf(streams) };
-}
-
-function seconds(match: RegExpExecArray | RegExpMatchArray): number {
-  return Number(match[1]) * 3600 + Number(match[2]) * 60 + Number(match[3]);
 }
