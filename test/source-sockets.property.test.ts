@@ -431,7 +431,7 @@ describe('a direct file', () => {
       const fetched = await fetchDirect(ctx, opened);
       const onDisk = await readFile(fetched.path);
       const hashed = createHash('sha256').update(onDisk).digest('hex');
-      const sha256 = await fetched.sha256;
+      const sha256 = await fetched.sha256();
       if (fetched.sizeBytes !== onDisk.length || sha256 !== hashed) {
         return [`fetchDirect reported ${fetched.sizeBytes} bytes (${sha256}) for a file of ${onDisk.length} (${hashed})`];
       }

@@ -1,16 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { sha256OfFile } from '../storage/hash.ts';
-import type { FileCodecs } from './codecs.ts';
+import type { MediaInfo } from './probe.ts';
 import type { RemuxedFile } from './remux.ts';
 
-export type DescribedFile = Omit<RemuxedFile, 'info'> & {
-  sizeBytes: number;
-  sha256: string;
-  durationSeconds: number | null;
-  width: number | null;
-  height: number | null;
-  codecs: FileCodecs;
-};
+export type DescribedFile = Omit<RemuxedFile, 'info'> & Omit<MediaInfo, 'streams'> & { sizeBytes: number; sha256: string };
 
 /** What the API says about a file ffmpeg wrote: its size and sha256, and what ffmpeg said of it as it wrote it (duration, picture size, codecs). */
 export async function describe(written: RemuxedFile, signal: AbortSignal): Promise<DescribedFile> {

@@ -32,10 +32,11 @@ export type FetchedFile = {
 };
 
 /**
- * A direct file also carries the name its source gave it, if any; its sha256 may still be being
- * computed, so that ffmpeg's check of the file runs beside it (on the other core) rather than after.
+ * A direct file also carries the name its source gave it, if any. Its sha256 is asked for when
+ * wanted (not for a file ffmpeg makes again), so that it can be computed beside ffmpeg's check of
+ * the file, on the other core, rather than after it.
  */
-export type FetchedDirectFile = Omit<FetchedFile, 'sha256'> & { sha256: Promise<string>; dispositionName: string | null };
+export type FetchedDirectFile = Omit<FetchedFile, 'sha256'> & { sha256: () => Promise<string>; dispositionName: string | null };
 
 // Streams (HLS, DASH) are planned first, as tracks of segments, and then fetched the same way
 // whatever the manifest format was.

@@ -1,4 +1,4 @@
-import { appendFile, open, type FileHandle } from 'node:fs/promises';
+import { appendFile, open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 
 // Bytes written into a file from a given position on, leaving the rest of the file as it is: the
@@ -23,25 +23,18 @@ export function fileWriter(file: string, start: number, hooks: FileWriterHooks =
 
   const put = async (chunks: Buffer[]) => {
     const from = position;
-    let pending = chunks;
-    while (pending.length > 0) {
-      const { bytesWritten } = await handle!.writev(pending, position);
-      position += bytesWritten;
-      pending = rest(pending, bytesWritten);
-    }
+    position = await writeAt(handle!, chunks, position);
     await hooks.written?.(from, position);
   };
 
   return new Writable({
     highWaterMark: QUEUED_BYTES,
     construct(done) {
-      // Made if missing, never truncated: other writers' bytes may be in it.
+      // Other writers' bytes may be in it.
       settle(
-        appendFile(file, '')
-          .then(() => open(file, 'r+'))
-          .then((opened) => {
-            handle = opened;
-          }),
+        openInPlace(file).then((opened) => {
+          handle = opened;
+        }),
         done,
       );
     },
@@ -72,8 +65,32 @@ export function fileWriter(file: string, start: number, hooks: FileWriterHooks =
   });
 }
 
+/** `file` opened for writing in place: made if missing, never truncated. */
+export async function openInPlace(file: string): Promise<FileHandle> {
+  await appendFile(file, '');
+  return open(file, 'r+');
+}
+
+/** Writes every byte of `chunks` at `position` (a writev may write less); where they end. */
+export async function writeAt(handle: FileHandle, chunks: Buffer[], position: number): Promise<number> {
+  let at = position;
+  for (let pending = chunks; pending.length > 0;) {
+    const { bytesWritten } = await handle.writev(pending, at);
+    at += bytesWritten;
+    pending = rest(pending, bytesWritten);
+  }
+  return at;
+}
+
+/** Replaces `file` with `text` whole, never half-written: a new file renamed over the old. */
+export async function replaceWhole(file: string, text: string): Promise<void> {
+  const next = `${file}.next`;
+  await writeFile(next, text);
+  await rename(next, file);
+}
+
 /** The buffers after their first `bytes` bytes: what is left of a writev that wrote less. */
-export function rest(chunks: Buffer[], bytes: number): Buffer[] {
+function rest(chunks: Buffer[], bytes: number): Buffer[] {
   const left: Buffer[] = [];
   let skip = bytes;
   for (const chunk of chunks) {

@@ -20,8 +20,11 @@ import { ifRangeOf, sameVersion, versionOf, type FileVersion } from './version.t
 // version fails the attempt; the next one finds the change through If-Range and starts the file
 // over, never splicing two versions.
 
-/** `sha256` is still being computed (the pieces' bytes after the front are read back): null when the rest did not pass through it. */
-export type FetchedRest = { sizeBytes: number; sha256: Promise<string> | null };
+/**
+ * `sha256` gives the hash once the pieces' bytes after the front are read back (which goes on
+ * meanwhile); null when the rest did not pass through it.
+ */
+export type FetchedRest = { sizeBytes: number; sha256: (() => Promise<string>) | null };
 
 /**
  * How often the first connection's speed is looked at, over the last such period: its first bytes
@@ -72,7 +75,7 @@ export async function fetchRest(ctx: SourceContext, source: Resumption): Promise
   const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, keptAfter ? spanBytes(kept) : from), hash);
   await connections.run([{ piece: front, response, responseEnd: total }], version ? 'when slow' : 'never');
   const sizeBytes = total ?? front.position;
-  return { sizeBytes, sha256: hash?.digest(sizeBytes) ?? null };
+  return { sizeBytes, sha256: hash ? () => hash.digest(sizeBytes) : null };
 }
 
 /**

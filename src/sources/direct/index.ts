@@ -15,12 +15,9 @@ import { resumeOrStart } from './resume.ts';
 export async function fetchDirect(ctx: SourceContext, opened?: SourceResponse): Promise<FetchedDirectFile> {
   const source = await resumeOrStart(ctx, opened);
   const fetched = source.complete ? { sizeBytes: source.from, sha256: null } : await fetchRest(ctx, source);
-  // Awaited by the caller, or dropped with the file when something else fails first.
-  fetched.sha256?.catch(() => {});
   await ctx.transfer.finish(fetched.sizeBytes);
   // A file resumed, or fetched in pieces, holds bytes that did not pass through one hash in order.
-  const sha256 = fetched.sha256 ?? sha256OfFile(ctx.transfer.file, ctx.signal);
-  sha256.catch(() => {});
+  const sha256 = fetched.sha256 ?? (() => sha256OfFile(ctx.transfer.file, ctx.signal));
   const headers = source.response.headers;
   return {
     path: ctx.transfer.file,

@@ -39,20 +39,21 @@ export async function readDirect(ctx: MediaContext, opened?: SourceResponse): Pr
     ctx.phaseEnded('remux');
     const described = await describe(remuxed, ctx.signal);
     ctx.phaseEnded('probe');
-    // The source's bytes are not the file handed back: their hash is not needed.
     return { ...described, declaredType: remuxed.mime, title: fetched.dispositionName, source: 'direct' };
   }
   // The file is handed back as it came, so ffmpeg must find audio or video in it: a container's
   // first bytes with nothing playable behind them (a forged or cut-off file) are no download.
-  const info = await probe({ ffmpeg: ctx.ffmpeg, file: fetched.path, signal: ctx.signal, declaredType: fetched.declaredType }).catch((error: unknown) => {
-    if (error instanceof DownloadError && error.code === 'processing_failed') return error;
-    throw error;
-  });
+  const [info, sha256] = await Promise.all([
+    probe({ ffmpeg: ctx.ffmpeg, file: fetched.path, signal: ctx.signal, declaredType: fetched.declaredType }).catch((error: unknown) => {
+      if (error instanceof DownloadError && error.code === 'processing_failed') return error;
+      throw error;
+    }),
+    fetched.sha256(),
+  ]);
   if (info instanceof DownloadError || !info.streams.some((stream) => stream.kind === 'video' || stream.kind === 'audio')) {
     const reason = info instanceof DownloadError ? info.message : `no audio or video stream in this ${container.mime} file`;
     throw new DownloadError('unsupported_source', `No playable video or audio was found at ${ctx.url} (${reason}).`);
   }
-  const sha256 = await fetched.sha256;
   ctx.phaseEnded('probe');
   const { dispositionName, ...file } = fetched;
   return {

@@ -1,7 +1,7 @@
-import { appendFile, open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
+import { readFile, type FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { parseJson } from '../../core/json.ts';
-import { rest } from '../../storage/file-writer.ts';
+import { openInPlace, replaceWhole, writeAt } from '../../storage/file-writer.ts';
 
 // A track's pieces go straight into the track's file, in play order, as they arrive: a file per
 // piece, joined at the end, cost more main-thread time than the fetch itself (opening, renaming,
@@ -69,9 +69,8 @@ export class TrackFile {
 
   /** Opens `file` for a track of `count` pieces, keeping what its record says an earlier attempt finished, and nothing after. */
   static async open(file: string, count: number): Promise<TrackFile> {
-    // Made if missing, never truncated before the record is read.
-    await appendFile(file, '');
-    const handle = await open(file, 'r+');
+    // Never truncated before the record is read.
+    const handle = await openInPlace(file);
     try {
       const kept = keptOf(parseJson(await readFile(TrackFile.recordOf(file), 'utf8').catch(() => '')), count, (await handle.stat()).size);
       await handle.truncate(kept.bytes);
@@ -238,13 +237,7 @@ export class TrackFile {
   private enqueue(chunks: Buffer[], position: number): Promise<void> {
     if (chunks.length === 0) return this.writing;
     return this.queue(async () => {
-      let at = position;
-      let pending = chunks;
-      while (pending.length > 0) {
-        const { bytesWritten } = await this.handle!.writev(pending, at);
-        at += bytesWritten;
-        pending = rest(pending, bytesWritten);
-      }
+      await writeAt(this.handle!, chunks, position);
     });
   }
 
@@ -268,11 +261,9 @@ export class TrackFile {
   }
 }
 
-/** The record, each time whole: a new file renamed over the old. */
-async function save(file: string, kept: Kept): Promise<void> {
-  const next = `${TrackFile.recordOf(file)}.next`;
-  await writeFile(next, JSON.stringify(kept));
-  await rename(next, TrackFile.recordOf(file));
+/** The record, each time whole. */
+function save(file: string, kept: Kept): Promise<void> {
+  return replaceWhole(TrackFile.recordOf(file), JSON.stringify(kept));
 }
 
 /** A record read back: believed only when it is well-formed and the file holds the bytes it names. */

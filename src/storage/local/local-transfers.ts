@@ -1,8 +1,8 @@
-import { readFile, rename, truncate, writeFile } from 'node:fs/promises';
+import { readFile, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { parseJson } from '../../core/json.ts';
-import { fileWriter } from '../file-writer.ts';
+import { fileWriter, replaceWhole } from '../file-writer.ts';
 import { addSpan, spanBytes, spansFrom, type Span } from '../spans.ts';
 import type { HeldTransfer, Transfer, Transfers } from '../transfer.ts';
 import { sizeOf } from '../work-folders.ts';
@@ -82,13 +82,7 @@ class LocalTransfer implements Transfer {
   /** Writes the spans down, one save after another, each whole (a new file renamed over the old). */
   private save(): Promise<void> {
     this.savedAt = Date.now();
-    this.saving = this.saving
-      .catch(() => {})
-      .then(async () => {
-        const next = path.join(this.folder, `${KEPT}.next`);
-        await writeFile(next, JSON.stringify(this.kept));
-        await rename(next, path.join(this.folder, KEPT));
-      });
+    this.saving = this.saving.catch(() => {}).then(() => replaceWhole(path.join(this.folder, KEPT), JSON.stringify(this.kept)));
     return this.saving;
   }
 }
