@@ -148,18 +148,24 @@ describe('fetching a planned stream', () => {
     // From a file, so that the fixture sends it in small chunks as the connection takes them.
     const big = path.join(dataDir, 'big.ts');
     await writeFile(big, Buffer.alloc(64 * 1024 * 1024));
+    // Every request for the first segment stalls: on a loaded machine the check may come after the
+    // idle timeout, and an answered retry would let the big segment through.
+    const stall = { stallAfterBytes: 0 };
     const plan: MediaPlan = {
       tracks: [
         {
           kind: 'muxed',
-          segments: [{ url: source.file('/held/seg000.ts', media.hlsSegments[0]!, { stallAfterBytes: 0 }) }, { url: source.file('/held/big.ts', big) }],
+          segments: [
+            { url: source.file('/held/seg000.ts', media.hlsSegments[0]!, { script: [stall, stall, stall] }) },
+            { url: source.file('/held/big.ts', big) },
+          ],
         },
       ],
     };
     const controller = new AbortController();
     const fetching = failureOf(fetchPlan({ ...(await context('held')), signal: controller.signal }, plan, ffmpeg, { concurrency: 2 }));
     await waitFor('the big segment to be asked for', () => source.requestsFor('/held/big.ts').length > 0);
-    // Well within the 5 s idle timeout that ends the stalled request; a local answer takes a fraction of this.
+    // A local answer takes a fraction of this.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
 
     const [answer] = source.requestsFor('/held/big.ts');
