@@ -20,11 +20,16 @@ const QUEUED_BYTES = 1024 * 1024;
 export function fileWriter(file: string, start: number, hooks: FileWriterHooks = {}): Writable {
   let handle: FileHandle | undefined;
   let position = start;
+  /** The write on its way, which a stop waits for, so that `closed` sees every byte written. */
+  let writing: Promise<void> = Promise.resolve();
 
-  const put = async (chunks: Buffer[]) => {
-    const from = position;
-    position = await writeAt(handle!, chunks, position);
-    await hooks.written?.(from, position);
+  const put = (chunks: Buffer[]) => {
+    writing = (async () => {
+      const from = position;
+      position = await writeAt(handle!, chunks, position);
+      await hooks.written?.(from, position);
+    })();
+    return writing;
   };
 
   return new Writable({
@@ -55,12 +60,12 @@ export function fileWriter(file: string, start: number, hooks: FileWriterHooks =
       );
     },
     destroy(error, done) {
-      const closing = Promise.all([hooks.closed?.(), handle?.close()]);
-      handle = undefined;
-      closing.then(
-        () => done(error),
-        () => done(error),
-      );
+      void (async () => {
+        await writing.catch(() => {});
+        await Promise.all([hooks.closed?.(), handle?.close()]).catch(() => {});
+        handle = undefined;
+        done(error);
+      })();
     },
   });
 }
