@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { DownloadError } from '../core/errors.ts';
 import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from './address-policy.ts';
+import { bulkGet, type BulkResponse } from './bulk-get.ts';
 import { decodedBody, DOCUMENT_ENCODINGS } from './content-coding.ts';
 import { Exchanges } from './exchange.ts';
 import { SpeedFloor, type MinSpeed } from './speed-floor.ts';
@@ -11,6 +12,7 @@ import { SpeedFloor, type MinSpeed } from './speed-floor.ts';
 // failures become the contract's error codes.
 
 const MAX_REDIRECTS = 10;
+const USER_AGENT = 'video-download-service';
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 export type SourcePolicy = {
@@ -45,7 +47,8 @@ export function requireWholeBody(response: SourceResponse, received: number, exp
 }
 
 /** Lets go of a body that is not wanted (an error page, a response that will be asked for again). */
-export function discard(response: SourceResponse): void {
+export function discard(response: SourceResponse | BulkResponse): void {
+  if ('discard' in response) return response.discard();
   // Destroying it is the point; the abort error it then emits is not news to anyone.
   response.body.on('error', () => {});
   response.body.destroy();
@@ -114,7 +117,7 @@ export class SourceHttp {
       try {
         response = await this.exchanges.request(target, {
           headers: {
-            'user-agent': 'video-download-service',
+            'user-agent': USER_AGENT,
             'accept-encoding': options.document ? DOCUMENT_ENCODINGS : 'identity',
             ...this.carriedTo(target),
             ...options.headers,
@@ -139,6 +142,27 @@ export class SourceHttp {
         throw new DownloadError('source_http_error', `The source redirected to ${JSON.stringify(location.slice(0, 200))}, which is not a URL.`);
       }
       current = new URL(location, current).toString();
+    }
+  }
+
+  /**
+   * A GET of the bytes of a file at `url` (where any redirects ended), whose body is read straight
+   * into reused buffers: it is not redirected, nor decoded.
+   */
+  async getBulk(url: string, options: { headers: Record<string, string>; signal: AbortSignal }): Promise<BulkResponse> {
+    const target = new URL(url);
+    if (this.addresses.refusesOnItsFace(target)) throw blockedAddress(target.hostname);
+    try {
+      return await bulkGet({
+        url: target,
+        headers: { 'user-agent': USER_AGENT, 'accept-encoding': 'identity', ...this.carriedTo(target), ...options.headers },
+        signal: options.signal,
+        lookup: this.addresses.allowsEverything ? undefined : this.addresses.lookup,
+        connectTimeoutMs: this.policy.connectTimeoutMs,
+        idleTimeoutMs: this.policy.idleTimeoutMs,
+      });
+    } catch (error) {
+      throw transportError(error, options.signal);
     }
   }
 

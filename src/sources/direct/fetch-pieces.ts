@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { DownloadError } from '../../core/errors.ts';
 import { gapsOf, spanBytes } from '../../storage/spans.ts';
 import { ByteMeter, tooLarge } from '../byte-meter.ts';
+import type { BulkResponse } from '../bulk-get.ts';
 import { discard, type SourceResponse } from '../http.ts';
 import type { SourceContext } from '../types.ts';
 import { FrontHash } from './front-hash.ts';
@@ -38,6 +39,12 @@ const SHARE_IF_LEFT_MS = 1000;
  * connection (on loopback, 300 MB took 1.3 s over eight connections and 0.8 s over one).
  */
 const SHARE_BELOW_BYTES_PER_SECOND = 64 * 1024 * 1024;
+/**
+ * The rest of a file this large is asked for again to be read into reused buffers: the wait for
+ * the second answer (a round trip or three) and the bytes the first sent meanwhile are then small
+ * beside it.
+ */
+const BULK_FROM_BYTES = 32 * 1024 * 1024;
 
 export async function fetchRest(ctx: SourceContext, source: Resumption): Promise<FetchedRest> {
   const { response, from, total, kept } = source;
@@ -73,9 +80,27 @@ export async function fetchRest(ctx: SourceContext, source: Resumption): Promise
   const queue = new PieceQueue([], ctx.transfer.grain);
   queue.adopt(front);
   const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, keptAfter ? spanBytes(kept) : from), hash);
-  await connections.run([{ piece: front, response, responseEnd: total }], version ? 'when slow' : 'never');
+  const opened = await readIntoBuffers(ctx, { piece: front, response, responseEnd: total }, version);
+  await connections.run([opened], version ? 'when slow' : 'never');
   const sizeBytes = total ?? front.position;
   return { sizeBytes, sha256: hash ? () => hash.digest(sizeBytes) : null };
+}
+
+/**
+ * The rest of a large file asked for again over a connection of its own, read into reused buffers
+ * (bulk-get.ts): Node's client, which the first response came through, would cap it near half the
+ * speed of curl. The first response is let go once the second has answered; a source that refuses
+ * the range keeps sending its first.
+ */
+async function readIntoBuffers(ctx: SourceContext, fetch: PieceFetch, version: Version | null): Promise<PieceFetch> {
+  if (!version || fetch.piece.left < BULK_FROM_BYTES) return fetch;
+  const again = await openPiece(ctx, fetch.piece, version, ctx.signal).catch((error: unknown) => {
+    discard(fetch.response);
+    throw error;
+  });
+  if ('refused' in again) return fetch;
+  discard(fetch.response);
+  return again;
 }
 
 /**
@@ -236,9 +261,15 @@ async function openPiece(
 ): Promise<PieceFetch | { refused: Error }> {
   // Asked for as it is now: another connection may take its second half while the answer comes.
   const [first, last] = [piece.position, piece.end - 1];
-  let response: SourceResponse;
+  const headers = { range: `bytes=${first}-${last}`, 'if-range': ifRange };
+  let response: SourceResponse | BulkResponse;
   try {
-    response = await ctx.http.get(url, { headers: { range: `bytes=${first}-${last}`, 'if-range': ifRange }, signal });
+    response = await ctx.http.getBulk(url, { headers, signal });
+    if (response.status === 206 && response.length === null) {
+      // A range framed otherwise (chunked, say) is read through Node's client.
+      discard(response);
+      response = await ctx.http.get(url, { headers, signal });
+    }
   } catch (error) {
     if (signal.aborted || (error instanceof DownloadError && error.code === 'blocked_address')) throw error;
     return { refused: error as Error };
