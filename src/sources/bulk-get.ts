@@ -117,7 +117,7 @@ class BulkConnection {
     const before = this.head.length;
     this.head = Buffer.concat([this.head, bytes]);
     const end = headEnd(this.head, Math.max(0, before - 3));
-    if (end < 0 && this.head.length > MAX_HEAD_BYTES) {
+    if ((end < 0 ? this.head.length : end) > MAX_HEAD_BYTES) {
       this.fail(new DownloadError('source_http_error', `The source's answer has a head over ${MAX_HEAD_BYTES} bytes.`));
       return false;
     }
