@@ -12,7 +12,6 @@ import { SpeedFloor, type MinSpeed } from './speed-floor.ts';
 // failures become the contract's error codes.
 
 const MAX_REDIRECTS = 10;
-const USER_AGENT = 'video-download-service';
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 export type SourcePolicy = {
@@ -96,6 +95,16 @@ export class SourceHttp {
     return new SourceHttp(this.policy, this.exchanges, { headers, origin: URL.canParse(forUrl) ? new URL(forUrl).origin : null });
   }
 
+  /** How every request to `target` goes: its headers over the carried ones, the address policy, the timeouts. */
+  private sent(target: URL, headers: Record<string, string> | undefined, encodings: string) {
+    return {
+      headers: { 'user-agent': 'video-download-service', 'accept-encoding': encodings, ...this.carriedTo(target), ...headers },
+      lookup: this.addresses.allowsEverything ? undefined : this.addresses.lookup,
+      connectTimeoutMs: this.policy.connectTimeoutMs,
+      idleTimeoutMs: this.policy.idleTimeoutMs,
+    };
+  }
+
   private carriedTo(target: URL): Record<string, string> {
     if (target.origin === this.carried.origin) return this.carried.headers;
     return Object.fromEntries(Object.entries(this.carried.headers).filter(([name]) => name.toLowerCase() !== 'cookie'));
@@ -115,18 +124,8 @@ export class SourceHttp {
       if (this.addresses.refusesOnItsFace(target)) throw blockedAddress(target.hostname);
       let response: IncomingMessage;
       try {
-        response = await this.exchanges.request(target, {
-          headers: {
-            'user-agent': USER_AGENT,
-            'accept-encoding': options.document ? DOCUMENT_ENCODINGS : 'identity',
-            ...this.carriedTo(target),
-            ...options.headers,
-          },
-          signal: options.signal,
-          lookup: this.addresses.allowsEverything ? undefined : this.addresses.lookup,
-          connectTimeoutMs: this.policy.connectTimeoutMs,
-          idleTimeoutMs: this.policy.idleTimeoutMs,
-        });
+        const encodings = options.document ? DOCUMENT_ENCODINGS : 'identity';
+        response = await this.exchanges.request(target, { ...this.sent(target, options.headers, encodings), signal: options.signal });
       } catch (error) {
         throw transportError(error, options.signal);
       }
@@ -153,14 +152,7 @@ export class SourceHttp {
     const target = new URL(url);
     if (this.addresses.refusesOnItsFace(target)) throw blockedAddress(target.hostname);
     try {
-      return await bulkGet({
-        url: target,
-        headers: { 'user-agent': USER_AGENT, 'accept-encoding': 'identity', ...this.carriedTo(target), ...options.headers },
-        signal: options.signal,
-        lookup: this.addresses.allowsEverything ? undefined : this.addresses.lookup,
-        connectTimeoutMs: this.policy.connectTimeoutMs,
-        idleTimeoutMs: this.policy.idleTimeoutMs,
-      });
+      return await bulkGet({ url: target, ...this.sent(target, options.headers, 'identity'), signal: options.signal });
     } catch (error) {
       throw transportError(error, options.signal);
     }
