@@ -2,6 +2,7 @@ import { PgBoss, type Queue } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 import { downloadJobExpirySeconds } from './expiry.ts';
+import { spareIntlData } from './luxon-defaults.ts';
 
 // The queue lives in the same PostgreSQL as the downloads, so that a download row and its job are
 // written in one transaction (src/downloads/create-sql.ts writes the job as pg-boss would).
@@ -43,6 +44,7 @@ function downloadQueueSettings(config: Config): QueueSettings {
 }
 
 export async function startQueue(databaseUrl: string, config: Config, log: Logger): Promise<PgBoss> {
+  spareIntlData();
   const boss = new PgBoss({
     connectionString: databaseUrl,
     schema: QUEUE_SCHEMA,

@@ -1,0 +1,23 @@
+import { createRequire } from 'node:module';
+
+// pg-boss computes its schedules' dates with cron-parser, which uses luxon. Untold, luxon asks Intl
+// for the machine's locale and time zone (`new Intl.DateTimeFormat()`) the first time it makes a
+// date, and that first Intl object maps in ICU's locale and zone data: about 5 MB of the process's
+// resident memory, for good (measured on the idle service). pg-boss always names a schedule's zone
+// (UTC unless the schedule says otherwise) and cron-parser moves every date into it, so luxon's own
+// defaults change no date it computes; told them, it never asks Intl.
+
+type LuxonSettings = { defaultLocale: string; defaultZone: string };
+
+/**
+ * luxon as cron-parser loads it: its CommonJS build (an ES import would load the other build, a
+ * second copy with settings of its own). test/queue-settings.test.ts checks that it is cron-parser's.
+ */
+export const luxonSettings = (): LuxonSettings => (createRequire(import.meta.url)('luxon') as { Settings: LuxonSettings }).Settings;
+
+/** Gives luxon its locale and zone before pg-boss starts. */
+export function spareIntlData(): void {
+  const settings = luxonSettings();
+  settings.defaultLocale = 'en-US';
+  settings.defaultZone = 'UTC';
+}
