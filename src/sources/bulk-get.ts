@@ -3,7 +3,7 @@ import tls from 'node:tls';
 import type { Writable } from 'node:stream';
 import { DownloadError } from '../core/errors.ts';
 import { ConnectionSlabs, incoming } from './read-buffers.ts';
-import { headEnd, MAX_HEAD_BYTES, parseHead, plainLength } from './response-head.ts';
+import { headEnd, MAX_HEAD_BYTES, parseHead, plainLength, type ResponseHead } from './response-head.ts';
 
 // A GET whose body is read straight from the socket into buffers used over and over, for the
 // bytes of a direct file. Node's HTTP client reads 64 KiB at a time into a new buffer each time,
@@ -65,6 +65,8 @@ class BulkConnection {
   /** Where the body's reads are copied while they wait to be written. */
   private readonly slabs = new ConnectionSlabs();
   private head = Buffer.alloc(0);
+  /** The bytes of the interim (1xx) answers read before the answer. */
+  private interimBytes = 0;
   /** Body bytes that came with the head (in a copy of its own), held until the body is asked for. */
   private early: Buffer | null = null;
   private body: { writer: Writable; take: BulkChunkTaker; length: number; received: number; done(error?: Error): void } | null = null;
@@ -99,7 +101,9 @@ class BulkConnection {
     const text = requestHead(url, request.headers);
     if (signal.aborted) this.onAbort();
     else if (text === null) this.fail(new DownloadError('source_http_error', 'A header to send to the source holds characters a request cannot carry.'));
-    else this.socket.write(text);
+    // Byte for byte, as Node's client sends a header: a validator of obs-text (latin1) must come
+    // back as the source sent it, not as its UTF-8, or If-Range never matches.
+    else this.socket.write(text, 'latin1');
   }
 
   private readonly onAbort = () => this.fail(this.request.signal.reason);
@@ -116,13 +120,23 @@ class BulkConnection {
     if (this.body) return this.deliver(bytes);
     const before = this.head.length;
     this.head = Buffer.concat([this.head, bytes]);
-    const end = headEnd(this.head, Math.max(0, before - 3));
-    if ((end < 0 ? this.head.length : end) > MAX_HEAD_BYTES) {
-      this.fail(new DownloadError('source_http_error', `The source's answer has a head over ${MAX_HEAD_BYTES} bytes.`));
-      return false;
+    let end = headEnd(this.head, Math.max(0, before - 3));
+    let head: ResponseHead | null;
+    for (;;) {
+      // Interim answers count towards the limit too: an endless run of them is no answer.
+      if (this.interimBytes + (end < 0 ? this.head.length : end) > MAX_HEAD_BYTES) {
+        this.fail(new DownloadError('source_http_error', `The source's answer has a head over ${MAX_HEAD_BYTES} bytes.`));
+        return false;
+      }
+      if (end < 0) return true;
+      head = parseHead(this.head.subarray(0, end - 4));
+      // An interim answer (100 Continue, 103 Early Hints) comes before the answer, as Node's client
+      // reads it; 101 is no interim answer (nothing asked to switch), and is taken as the answer.
+      if (!head || head.status >= 200 || head.status === 101) break;
+      this.interimBytes += end;
+      this.head = this.head.subarray(end);
+      end = headEnd(this.head);
     }
-    if (end < 0) return true;
-    const head = parseHead(this.head.subarray(0, end - 4));
     const rest = this.head.subarray(end);
     this.head = Buffer.alloc(0);
     if (!head) {
