@@ -5,10 +5,10 @@ import { DownloadError } from '../src/core/errors.ts';
 import type { BulkResponse } from '../src/sources/bulk-get.ts';
 import { SourceHttp, discard } from '../src/sources/http.ts';
 
-// The bulk client (bulk-get.ts), beside Node's own: it reads the pieces of a direct file whose first response came
-// through Node's client: what it makes of an answer's head, and what it sends, must agree with
-// Node's client, or a source that both read alike has its pieces refused, or taken for another
-// version of the file (a download that can never complete).
+// The bulk client (bulk-get.ts) beside Node's own: it reads the pieces of a direct file whose
+// first response came through Node's client, so what it makes of an answer's head, and what it
+// sends, must agree with Node's client, or a source that both read alike has its pieces refused,
+// or taken for another version of the file (a download that can never complete).
 
 const BODY = Buffer.from(Array.from({ length: 100_000 }, (_, i) => i % 251));
 const ETAG = '"v1"';
