@@ -3,20 +3,28 @@ import { once } from 'node:events';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DownloadError } from '../src/core/errors.ts';
 import { bulkGet, requestHead, type BulkRequest } from '../src/sources/bulk-get.ts';
+import { discard, SourceHttp } from '../src/sources/http.ts';
 import { parseHead, plainLength } from '../src/sources/response-head.ts';
 
 // The client that reads a direct file's pieces from the socket into reused buffers, against raw
 // TCP servers on 127.0.0.1 that send exactly the bytes each case needs: what a source sends is an
 // attacker's, and every answer that is not plainly a body of its stated length fails or is left to
-// Node's own client.
+// Node's own client. Where both clients read a source (a file's first response comes through
+// Node's, its pieces through this one), they must read and send alike, or a source's pieces are
+// refused or taken for another version of the file.
 
 type Script = (socket: Socket, request: string) => Promise<void> | void;
 
 const servers: net.Server[] = [];
 const sockets = new Set<Socket>();
 
+/** Node's client, as the service holds it, to read the same sources with. */
+const node = new SourceHttp({ allowPrivateAddresses: true, connectTimeoutMs: 2000, idleTimeoutMs: 2000, minBytesPerSecond: 0 });
+
 afterAll(async () => {
+  await node.close();
   for (const socket of sockets) socket.destroy();
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
 });
@@ -62,6 +70,9 @@ function keeper(delayMs = 0) {
   return { writer, events, closed, bytes: () => Buffer.concat(chunks) };
 }
 
+/** The head of a 206 whose body is `length` bytes, with `fields` before its Content-Length. */
+const partialHead = (length: number, fields: string[] = []) => ['HTTP/1.1 206 Partial Content', ...fields, `Content-Length: ${length}`, '', ''].join('\r\n');
+
 const takeAll = (chunk: Buffer) => ({ bytes: chunk, enough: false });
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -92,7 +103,7 @@ test('when the head comes a byte at a time, its blank line split across reads, a
 test('when the disk is slower than the idle timeout between writes, then reading waits for it and the body comes whole, not as a stalled source', async () => {
   const body = randomBytes(8 * 1024 * 1024);
   const url = await serve((socket) => {
-    socket.write(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(partialHead(body.length));
     socket.end(body);
   });
   const response = await bulkGet(request(url, { idleTimeoutMs: 150 }));
@@ -103,7 +114,7 @@ test('when the disk is slower than the idle timeout between writes, then reading
 
 test('when the source sends more than its Content-Length, then only the stated bytes are written', async () => {
   const url = await serve((socket) => {
-    socket.write('HTTP/1.1 206 Partial Content\r\nContent-Length: 5\r\n\r\nhello, and more');
+    socket.write(`${partialHead(5)}hello, and more`);
   });
   const response = await bulkGet(request(url));
   const into = keeper();
@@ -113,7 +124,7 @@ test('when the source sends more than its Content-Length, then only the stated b
 
 test('when the source closes the connection half-way through the body, then the read fails as retryable and the writer is destroyed, never finished', async () => {
   const url = await serve((socket) => {
-    socket.write('HTTP/1.1 206 Partial Content\r\nContent-Length: 1000\r\n\r\n');
+    socket.write(partialHead(1000));
     socket.end(Buffer.alloc(400, 1));
   });
   const response = await bulkGet(request(url));
@@ -125,7 +136,7 @@ test('when the source closes the connection half-way through the body, then the 
 
 test('when the source stops sending mid-body, then the read fails as a timeout after the idle timeout', async () => {
   const url = await serve((socket) => {
-    socket.write('HTTP/1.1 206 Partial Content\r\nContent-Length: 1000\r\n\r\n');
+    socket.write(partialHead(1000));
     socket.write(Buffer.alloc(10));
   });
   const response = await bulkGet(request(url, { idleTimeoutMs: 200 }));
@@ -136,7 +147,7 @@ test('when the source stops sending mid-body, then the read fails as a timeout a
 
 test('when the reader has had enough before the body ends, then the connection is let go and the writer finishes with what was taken', async () => {
   const url = await serve((socket) => {
-    socket.write('HTTP/1.1 206 Partial Content\r\nContent-Length: 100\r\n\r\n');
+    socket.write(partialHead(100));
     socket.write(Buffer.alloc(100, 7));
   });
   const response = await bulkGet(request(url));
@@ -148,7 +159,7 @@ test('when the reader has had enough before the body ends, then the connection i
 
 test('when the taker throws (more than the file holds), then the read fails with its error and the writer is destroyed', async () => {
   const url = await serve((socket) => {
-    socket.write('HTTP/1.1 206 Partial Content\r\nContent-Length: 100\r\n\r\n');
+    socket.write(partialHead(100));
     socket.write(Buffer.alloc(100, 7));
   });
   const response = await bulkGet(request(url));
@@ -216,4 +227,58 @@ test('when a head is read, then names are case-insensitive, repeated fields are 
   expect(plainLength({ 'content-length': '1e3' })).toBeNull();
   expect(plainLength({ 'content-length': '9'.repeat(16) })).toBeNull();
   expect(plainLength({})).toBeNull();
+});
+
+test('when a source sends its ETag and Last-Modified twice (as a proxy that adds them again does), then the bulk client reads the same validators as Node’s client', async () => {
+  const fields = ['ETag: "v1"', 'ETag: "v1"', 'Last-Modified: Wed, 01 Jan 2025 00:00:00 GMT', 'Last-Modified: Wed, 01 Jan 2025 00:00:00 GMT'];
+  const url = await serve((socket) => {
+    socket.end(`${partialHead(1, fields)}x`);
+  });
+  const fromNode = await node.get(url.toString());
+  discard(fromNode);
+  const response = await bulkGet(request(url));
+  response.discard();
+  const validators = (headers: Record<string, string | undefined>) => ({ etag: headers.etag, lastModified: headers['last-modified'] });
+  expect(validators(response.headers)).toEqual(validators(fromNode.headers));
+  expect(response.headers.etag).toBe('"v1"');
+});
+
+test('when a source answers 100 Continue and 103 Early Hints before its 206, then the 206 is the answer and its body is read whole', async () => {
+  const body = randomBytes(100_000);
+  const url = await serve((socket) => {
+    socket.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n');
+    socket.end(Buffer.concat([Buffer.from(partialHead(body.length, ['ETag: "v1"'])), body]));
+  });
+  const response = await bulkGet(request(url));
+  expect({ status: response.status, etag: response.headers.etag, length: response.length, link: response.headers.link }).toEqual({
+    status: 206,
+    etag: '"v1"',
+    length: body.length,
+    link: undefined,
+  });
+  const into = keeper();
+  await response.readInto(into.writer, takeAll);
+  expect(sha(into.bytes())).toBe(sha(body));
+});
+
+test('when a source sends interim answers without end, then the request fails on the head limit rather than reading them for ever', async () => {
+  const url = await serve((socket) => {
+    socket.end('HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n'.repeat(2000));
+  });
+  await expect(bulkGet(request(url))).rejects.toThrow(DownloadError);
+});
+
+test('when the file’s ETag holds obs-text (bytes over 0x7f), then its If-Range goes byte for byte, as Node’s client sends it', async () => {
+  const etag = '"caf\xe9"';
+  const asked: string[] = [];
+  const url = await serve((socket, received) => {
+    asked.push(received);
+    socket.end(Buffer.from(`${partialHead(1, [`ETag: ${etag}`])}x`, 'latin1'));
+  });
+  discard(await node.get(url.toString(), { headers: { 'if-range': etag } }));
+  const response = await bulkGet(request(url, { headers: { range: 'bytes=0-0', 'if-range': etag } }));
+  response.discard();
+  const ifRanges = asked.map((head) => /\r\nif-range: ([^\r]*)\r\n/i.exec(head)?.[1]);
+  expect(ifRanges).toEqual([etag, etag]);
+  expect(response.headers.etag).toBe(etag);
 });

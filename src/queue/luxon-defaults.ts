@@ -10,14 +10,12 @@ import { createRequire } from 'node:module';
 type LuxonSettings = { defaultLocale: string; defaultZone: string };
 
 /**
- * luxon as cron-parser loads it: its CommonJS build (an ES import would load the other build, a
- * second copy with settings of its own). test/queue-settings.test.ts checks that it is cron-parser's.
+ * Gives luxon its locale and zone before pg-boss starts. luxon as cron-parser loads it: its
+ * CommonJS build (an ES import would load the other build, a second copy with settings of its
+ * own); test/luxon-defaults.test.ts checks that it is cron-parser's copy.
  */
-export const luxonSettings = (): LuxonSettings => (createRequire(import.meta.url)('luxon') as { Settings: LuxonSettings }).Settings;
-
-/** Gives luxon its locale and zone before pg-boss starts. */
 export function spareIntlData(): void {
-  const settings = luxonSettings();
-  settings.defaultLocale = 'en-US';
-  settings.defaultZone = 'UTC';
+  const { Settings } = createRequire(import.meta.url)('luxon') as { Settings: LuxonSettings };
+  Settings.defaultLocale = 'en-US';
+  Settings.defaultZone = 'UTC';
 }

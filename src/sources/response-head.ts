@@ -9,29 +9,11 @@ export type ResponseHead = { status: number; headers: Record<string, string> };
 const STATUS_LINE = /^HTTP\/1\.[01] ([1-9]\d\d)(?: [\t -~\x80-\xff]*)?$/;
 const FIELD = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[\t ]*([\t -~\x80-\xff]*?)[\t ]*$/;
 /**
- * Fields of which Node's client keeps the first and drops any repeat. Read the same here: a file's
- * first response comes through Node's client and its pieces through this one, and an ETag sent
- * twice must read as the same version from both, not as `"x", "x"` against `"x"`.
+ * Fields of an answer of which Node's client keeps the first and drops any repeat. Read the same
+ * here: a file's first response comes through Node's client and its pieces through this one, and
+ * an ETag sent twice must read as the same version from both, not as `"x", "x"` against `"x"`.
  */
-const FIRST_ONLY = new Set([
-  'age',
-  'authorization',
-  'content-type',
-  'etag',
-  'expires',
-  'from',
-  'host',
-  'if-modified-since',
-  'if-unmodified-since',
-  'last-modified',
-  'location',
-  'max-forwards',
-  'proxy-authorization',
-  'referer',
-  'retry-after',
-  'server',
-  'user-agent',
-]);
+const FIRST_ONLY = new Set(['age', 'content-type', 'etag', 'expires', 'last-modified', 'location', 'retry-after', 'server']);
 
 /** The head in `bytes` (everything before the blank line that ends it); null when it is not valid HTTP/1.x. */
 export function parseHead(bytes: Buffer): ResponseHead | null {
