@@ -7,6 +7,7 @@ import type { Bench } from './context.ts';
 import { startDatabaseServer, type DatabaseServer } from './database.ts';
 import { prepareMedia } from './media.ts';
 import { startFileNginx } from './nginx.ts';
+import { freshPageCache } from './page-cache.ts';
 import { onPath, timedRun, type Server } from './processes.ts';
 import { benchCreate } from './scenarios/create.ts';
 import { benchDirect } from './scenarios/direct.ts';
@@ -63,6 +64,8 @@ try {
     },
   };
   progress(`ffmpeg ${ffmpeg}; curl ${curl ?? 'absent'}; nginx ${nginx ?? 'absent'}; yt-dlp ${ytDlp ?? 'absent'}; aria2c ${aria2c ?? 'absent'}`);
+  const emptied = await freshPageCache(sync, media.dir);
+  progress(emptied ? 'page cache emptied, and the media read back into it' : 'page cache left as it was (emptying it needs root); the media read into it');
   database = await startDatabaseServer(runDir);
   progress(`databases on ${database.label}`);
 

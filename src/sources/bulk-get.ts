@@ -2,7 +2,7 @@ import net, { type LookupFunction, type Socket } from 'node:net';
 import tls from 'node:tls';
 import type { Writable } from 'node:stream';
 import { DownloadError } from '../core/errors.ts';
-import { ConnectionSlabs, incoming } from './read-buffers.ts';
+import { ConnectionSlabs } from './read-buffers.ts';
 import { headEnd, MAX_HEAD_BYTES, parseHead, plainLength, type ResponseHead } from './response-head.ts';
 
 // A GET whose body is read straight from the socket into buffers used over and over, for the
@@ -82,7 +82,7 @@ class BulkConnection {
     });
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-    const onread = { buffer: incoming, callback: (count: number) => this.read(incoming.subarray(0, count)) };
+    const onread = { buffer: this.slabs.readInto, callback: (count: number, buffer: Buffer) => this.read(buffer.subarray(0, count)) };
     const options = { host, port, lookup: request.lookup, onread };
     this.socket =
       url.protocol === 'https:'

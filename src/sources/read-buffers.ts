@@ -6,26 +6,76 @@
 // next, keep landing at the start of one slab, so that only a fast connection touches all of its
 // memory. Measured on loopback (32 connections, 4 files at once), four 1 MiB slabs a connection
 // held 100 MB more than two of 2 MiB for no more speed, and slabs handed from one connection to the
-// next through a shared pool as much again (the garbage of its churn).
+// next through a shared pool as much again (the garbage of its churn). The slabs of all open
+// connections share one budget: a lone connection gets the largest, and many (several downloads,
+// each over several connections) get smaller ones and read less at a time, so that memory does not
+// grow with how many run at once. A slab whose connection has ended is kept for the next one (up to
+// the budget, and until no connection has been open for a while): a slab let go is garbage that V8
+// collects only once much more has piled up, and the pieces of one file open a connection each.
 
-const READ_BYTES = 1024 * 1024;
+const MAX_READ_BYTES = 1024 * 1024;
 /** Two reads of a fast connection: one slab's writes go as one writev while the other fills. */
-const SLAB_BYTES = 2 * READ_BYTES;
+const MAX_SLAB_BYTES = 2 * MAX_READ_BYTES;
+/** What the slabs of every open connection hold together, at most, once they are of today's size. */
+const SLABS_BUDGET_BYTES = 16 * 1024 * 1024;
+/** Below this the writes a read makes cost more than the memory they save. */
+const MIN_SLAB_BYTES = 256 * 1024;
 
 /** Where every socket read lands, before it is copied out. */
-export const incoming = Buffer.allocUnsafe(READ_BYTES);
+const incoming = Buffer.allocUnsafe(MAX_READ_BYTES);
+
+/** Once no connection has been open this long, the spare slabs are let go. */
+const SPARE_KEPT_MS = 30_000;
+
+let openConnections = 0;
+const spare: Buffer[] = [];
+let spareBytes = 0;
+let dropSpare: NodeJS.Timeout | undefined;
+
+function takeSlab(size: number): Buffer {
+  const at = spare.findIndex((buffer) => buffer.length === size);
+  if (at < 0) return Buffer.allocUnsafe(size);
+  const [buffer] = spare.splice(at, 1);
+  spareBytes -= size;
+  return buffer!;
+}
+
+function keepSpare(buffer: Buffer): void {
+  if (spareBytes + buffer.length > SLABS_BUDGET_BYTES) return;
+  spare.push(buffer);
+  spareBytes += buffer.length;
+}
+
+/**
+ * The size of a slab made now: the budget shared by the open connections, two slabs each, in
+ * powers of two, so that connections opening and closing (a piece each) seldom change it.
+ */
+function slabBytes(): number {
+  let size = MAX_SLAB_BYTES;
+  while (size > MIN_SLAB_BYTES && 2 * size * openConnections > SLABS_BUDGET_BYTES) size /= 2;
+  return size;
+}
 
 type Slab = { buffer: Buffer; used: number; pending: number };
 
 /** The two slabs of one connection. */
 export class ConnectionSlabs {
-  private readonly slabs: Slab[] = [];
+  private slabs: Array<Slab | null> = [null, null];
   private at = 0;
   private wake: (() => void) | null = null;
+  private open = true;
+
+  constructor() {
+    openConnections++;
+    clearTimeout(dropSpare);
+  }
+
+  /** Where the socket reads next: half a slab of today's size, so that a read always fits one. */
+  readonly readInto = (): Buffer => incoming.subarray(0, slabBytes() / 2);
 
   /** Whether the next read has a place to go; when not, `whenReadable` says when it has. */
   get readable(): boolean {
-    return this.slabs.length < 2 || this.slabs.some((slab) => slab.pending === 0);
+    return this.slabs.some((slab) => slab === null || slab.pending === 0);
   }
 
   whenReadable(wake: () => void): void {
@@ -45,28 +95,49 @@ export class ConnectionSlabs {
   /** The connection has ended: nothing more is read. */
   close(): void {
     this.wake = null;
+    if (!this.open) return;
+    this.open = false;
+    for (const [at, slab] of this.slabs.entries()) {
+      if (slab?.pending !== 0) continue;
+      keepSpare(slab.buffer);
+      this.slabs[at] = null;
+    }
+    if (--openConnections === 0) {
+      dropSpare = setTimeout(() => spare.splice(0).forEach((buffer) => (spareBytes -= buffer.length)), SPARE_KEPT_MS);
+      dropSpare.unref();
+    }
   }
 
   private slabFor(bytes: number): Slab {
-    const current = this.slabs[this.at];
-    if (current && current.pending === 0) current.used = 0;
-    if (current && current.buffer.length - current.used >= bytes) return current;
-    this.at = 1 - this.at;
-    const other = this.slabs[this.at];
-    if (other && other.pending === 0) {
-      other.used = 0;
-      return other;
+    const size = slabBytes();
+    // A slab whose writes have all landed starts over; one larger than today's size is let go.
+    for (const [at, slab] of this.slabs.entries()) {
+      if (slab?.pending !== 0) continue;
+      if (slab.buffer.length <= size) slab.used = 0;
+      else {
+        keepSpare(slab.buffer);
+        this.slabs[at] = null;
+      }
     }
-    // Made while there is no second one yet; otherwise only for a read that came while both were
-    // busy (it was not waited for): the new one takes the busy one's place, which is let go once
-    // its writes land.
-    const made = { buffer: Buffer.allocUnsafe(SLAB_BYTES), used: 0, pending: 0 };
+    const fits = (slab: Slab | null) => slab !== null && slab.buffer.length - slab.used >= bytes;
+    if (fits(this.slabs[this.at]!)) return this.slabs[this.at]!;
+    this.at = 1 - this.at;
+    if (fits(this.slabs[this.at]!)) return this.slabs[this.at]!;
+    // Made where there is none; otherwise only for a read that came while both were busy (it was
+    // not waited for): the new one takes the busy one's place, which is let go once its writes land.
+    // (Never smaller than the bytes: those that came with the head were read at an earlier size.)
+    const made = { buffer: bytes > size ? Buffer.allocUnsafe(bytes) : takeSlab(size), used: 0, pending: 0 };
     this.slabs[this.at] = made;
     return made;
   }
 
   private written(slab: Slab): void {
     slab.pending--;
+    // One the connection no longer holds: it ended, or its place was taken while its writes were on their way.
+    if (slab.pending === 0 && (!this.open || !this.slabs.includes(slab))) {
+      keepSpare(slab.buffer);
+      this.slabs = this.slabs.map((held) => (held === slab ? null : held));
+    }
     const wake = this.wake;
     if (slab.pending === 0 && wake && this.readable) {
       this.wake = null;
