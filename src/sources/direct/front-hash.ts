@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { hashFileSpan } from '../../storage/hash.ts';
 import { addSpan, type Span } from '../../storage/spans.ts';
 
 // The sha256 of a file whose pieces arrive out of order, computed while they arrive rather than in
@@ -40,8 +40,7 @@ export class FrontHash {
     for (;;) {
       const next = this.whole.find((span) => span.start <= this.hashed && span.end > this.hashed);
       if (!next) return;
-      const from = this.hashed;
-      for await (const chunk of createReadStream(this.file, { start: from, end: next.end - 1 })) this.update(chunk as Buffer);
+      this.hashed = await hashFileSpan(this.hash, this.file, this.hashed, next.end);
       // A piece is whole on the disk before it is reported: a read that falls short is no piece of this file.
       if (this.hashed !== next.end) throw new Error(`The file ended at byte ${this.hashed}, in a piece that ends at ${next.end}.`);
     }
