@@ -1,12 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net, { type AddressInfo, type Socket } from 'node:net';
-import { Writable } from 'node:stream';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DownloadError } from '../src/core/errors.ts';
 import { bulkGet, requestHead, type BulkRequest } from '../src/sources/bulk-get.ts';
 import { discard, SourceHttp } from '../src/sources/http.ts';
 import { parseHead, plainLength } from '../src/sources/response-head.ts';
+import { fileWriter } from '../src/storage/file-writer.ts';
 
 // The client that reads a direct file's pieces from the socket into reused buffers, against raw
 // TCP servers on 127.0.0.1 that send exactly the bytes each case needs: what a source sends is an
@@ -19,11 +22,18 @@ type Script = (socket: Socket, request: string) => Promise<void> | void;
 
 const servers: net.Server[] = [];
 const sockets = new Set<Socket>();
+let files: string;
+let written = 0;
 
 /** Node's client, as the service holds it, to read the same sources with. */
 const node = new SourceHttp({ allowPrivateAddresses: true, connectTimeoutMs: 2000, idleTimeoutMs: 2000, minBytesPerSecond: 0 });
 
+beforeAll(async () => {
+  files = await mkdtemp(path.join(os.tmpdir(), 'bulk-get-'));
+});
+
 afterAll(async () => {
+  await rm(files, { recursive: true, force: true });
   await node.close();
   for (const socket of sockets) socket.destroy();
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
@@ -53,21 +63,21 @@ function request(url: URL, overrides: Partial<BulkRequest> = {}): BulkRequest {
   return { url, headers: { range: 'bytes=0-' }, signal: new AbortController().signal, connectTimeoutMs: 2000, idleTimeoutMs: 1000, ...overrides };
 }
 
-/** A writer that keeps what it is given (copied: the client's buffers are used again), taking `delayMs` over each write. */
+/**
+ * The service's file writer, into a file of its own, noting what becomes of it: `ended` when it
+ * took its bytes as whole, then `finish` and `close`. Each write takes `delayMs` longer (a slow disk).
+ */
 function keeper(delayMs = 0) {
-  const chunks: Buffer[] = [];
+  const file = path.join(files, `${++written}.part`);
   const events: string[] = [];
-  const writer = new Writable({
-    highWaterMark: 1024 * 1024,
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(Buffer.from(chunk));
-      setTimeout(done, delayMs);
-    },
+  const writer = fileWriter(file, 0, {
+    written: () => sleep(delayMs),
+    ended: () => void events.push('ended'),
   });
   writer.on('finish', () => events.push('finish'));
   const closed = new Promise<void>((resolve) => writer.once('close', resolve)).then(() => void events.push('close'));
   writer.on('error', () => {});
-  return { writer, events, closed, bytes: () => Buffer.concat(chunks) };
+  return { writer, events, closed, bytes: () => readFile(file) };
 }
 
 /** The head of a 206 whose body is `length` bytes, with `fields` before its Content-Length. */
@@ -96,8 +106,8 @@ test('when the head comes a byte at a time, its blank line split across reads, a
   const into = keeper();
   await response.readInto(into.writer, takeAll);
   await into.closed;
-  expect(sha(into.bytes())).toBe(sha(body));
-  expect(into.events).toEqual(['finish', 'close']);
+  expect(sha(await into.bytes())).toBe(sha(body));
+  expect(into.events).toEqual(['ended', 'finish', 'close']);
 });
 
 test('when the disk is slower than the idle timeout between writes, then reading waits for it and the body comes whole, not as a stalled source', async () => {
@@ -109,7 +119,7 @@ test('when the disk is slower than the idle timeout between writes, then reading
   const response = await bulkGet(request(url, { idleTimeoutMs: 150 }));
   const into = keeper(60);
   await response.readInto(into.writer, takeAll);
-  expect(sha(into.bytes())).toBe(sha(body));
+  expect(sha(await into.bytes())).toBe(sha(body));
 });
 
 test('when the source sends more than its Content-Length, then only the stated bytes are written', async () => {
@@ -119,10 +129,10 @@ test('when the source sends more than its Content-Length, then only the stated b
   const response = await bulkGet(request(url));
   const into = keeper();
   await response.readInto(into.writer, takeAll);
-  expect(into.bytes().toString()).toBe('hello');
+  expect((await into.bytes()).toString()).toBe('hello');
 });
 
-test('when the source closes the connection half-way through the body, then the read fails as retryable and the writer is destroyed, never finished', async () => {
+test('when the source closes the connection half-way through the body, then the read fails as retryable, and the writer keeps what came but is cut short, never taken as whole', async () => {
   const url = await serve((socket) => {
     socket.write(partialHead(1000));
     socket.end(Buffer.alloc(400, 1));
@@ -131,7 +141,7 @@ test('when the source closes the connection half-way through the body, then the 
   const into = keeper();
   await expect(response.readInto(into.writer, takeAll)).rejects.toMatchObject({ code: 'source_unreachable', retryable: true });
   await into.closed;
-  expect({ events: into.events, written: into.bytes().length }).toEqual({ events: ['close'], written: 400 });
+  expect({ events: into.events, written: (await into.bytes()).length }).toEqual({ events: ['finish', 'close'], written: 400 });
 });
 
 test('when the source stops sending mid-body, then the read fails as a timeout after the idle timeout', async () => {
@@ -154,10 +164,10 @@ test('when the reader has had enough before the body ends, then the connection i
   const into = keeper();
   await response.readInto(into.writer, (chunk) => ({ bytes: chunk.subarray(0, 30), enough: true }));
   await into.closed;
-  expect({ bytes: into.bytes().length, events: into.events }).toEqual({ bytes: 30, events: ['finish', 'close'] });
+  expect({ bytes: (await into.bytes()).length, events: into.events }).toEqual({ bytes: 30, events: ['ended', 'finish', 'close'] });
 });
 
-test('when the taker throws (more than the file holds), then the read fails with its error and the writer is destroyed', async () => {
+test('when the taker throws (more than the file holds), then the read fails with its error and the writer is cut short, never taken as whole', async () => {
   const url = await serve((socket) => {
     socket.write(partialHead(100));
     socket.write(Buffer.alloc(100, 7));
@@ -170,7 +180,7 @@ test('when the taker throws (more than the file holds), then the read fails with
     }),
   ).rejects.toThrow('too much');
   await into.closed;
-  expect(into.events).toEqual(['close']);
+  expect(into.events).toEqual(['finish', 'close']);
 });
 
 test.each([
@@ -196,7 +206,8 @@ test('when the source answers a range chunked or compressed, then the answer has
     expect({ status: response.status, length: response.length }).toEqual({ status: 206, length: null });
     const into = keeper();
     await expect(response.readInto(into.writer, takeAll)).rejects.toMatchObject({ code: 'source_http_error' });
-    expect(into.bytes().length).toBe(0);
+    await into.closed;
+    expect({ bytes: (await into.bytes()).length, events: into.events }).toEqual({ bytes: 0, events: ['close'] });
   }
 });
 
@@ -258,7 +269,7 @@ test('when a source answers 100 Continue and 103 Early Hints before its 206, the
   });
   const into = keeper();
   await response.readInto(into.writer, takeAll);
-  expect(sha(into.bytes())).toBe(sha(body));
+  expect(sha(await into.bytes())).toBe(sha(body));
 });
 
 test('when a source sends interim answers without end, then the request fails on the head limit rather than reading them for ever', async () => {

@@ -1,7 +1,7 @@
 import net, { type LookupFunction, type Socket } from 'node:net';
 import tls from 'node:tls';
-import type { Writable } from 'node:stream';
 import { DownloadError } from '../core/errors.ts';
+import type { FileWriter } from '../storage/file-writer.ts';
 import { ConnectionSlabs } from './read-buffers.ts';
 import { headEnd, MAX_HEAD_BYTES, parseHead, plainLength, type ResponseHead } from './response-head.ts';
 
@@ -34,10 +34,11 @@ export type BulkResponse = {
   /** The body's length, when its head frames it so that it can be read here; null when it cannot be. */
   length: number | null;
   /**
-   * Writes the body into `writer` through `take`, then ends the writer; a body cut short, or any
-   * failure, destroys the writer instead (a part-writer must not take a cut-off part as whole).
+   * Writes the body into `writer` through `take`, then ends the writer. A body cut short, or a
+   * stalled source, cuts the writer short instead (what came is kept, but not taken as whole); a
+   * cancel, or a writer that failed, destroys it.
    */
-  readInto(writer: Writable, take: BulkChunkTaker): Promise<void>;
+  readInto(writer: FileWriter, take: BulkChunkTaker): Promise<void>;
   /** Lets go of the body unread. */
   discard(): void;
 };
@@ -69,7 +70,7 @@ class BulkConnection {
   private interimBytes = 0;
   /** Body bytes that came with the head (in a copy of its own), held until the body is asked for. */
   private early: Buffer | null = null;
-  private body: { writer: Writable; take: BulkChunkTaker; length: number; received: number; done(error?: Error): void } | null = null;
+  private body: { writer: FileWriter; take: BulkChunkTaker; length: number; received: number; done(error?: Error): void } | null = null;
   private paused = false;
   private settled = false;
   private readonly connectTimer: NodeJS.Timeout;
@@ -106,7 +107,7 @@ class BulkConnection {
     else this.socket.write(text, 'latin1');
   }
 
-  private readonly onAbort = () => this.fail(this.request.signal.reason);
+  private readonly onAbort = () => this.fail(this.request.signal.reason, 'at once');
 
   private readonly wake = () => {
     if (!this.paused || !this.body || this.settled) return;
@@ -158,7 +159,7 @@ class BulkConnection {
     return false;
   }
 
-  private readInto(writer: Writable, take: BulkChunkTaker, length: number | null): Promise<void> {
+  private readInto(writer: FileWriter, take: BulkChunkTaker, length: number | null): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (length === null || this.settled) {
         const error = this.settled
@@ -167,7 +168,7 @@ class BulkConnection {
         writer.destroy(error);
         return reject(error);
       }
-      writer.on('error', (error) => this.fail(error));
+      writer.on('error', (error) => this.fail(error, 'at once'));
       this.body = { writer, take, length, received: 0, done: (error) => (error === undefined ? resolve() : reject(error)) };
       const early = this.early;
       this.early = null;
@@ -232,15 +233,20 @@ class BulkConnection {
     this.fail(timeout('The source stopped responding.'));
   }
 
-  /** Stops everything; `error` goes to whoever waits (null when the body is let go on purpose). */
-  private fail(error: unknown): void {
+  /**
+   * Stops everything; `error` goes to whoever waits (null when the body is let go on purpose). The
+   * writer still writes what the source sent before it failed, unless it is to stop `at once` (a
+   * cancel, or the writer's own failure).
+   */
+  private fail(error: unknown, stop: 'keeping what came' | 'at once' = 'keeping what came'): void {
     if (this.settled) return;
     const body = this.body;
     this.settle();
     if (error === null) return;
     this.failOpen(error);
     if (body) {
-      body.writer.destroy(error as Error);
+      if (stop === 'at once') body.writer.destroy(error as Error);
+      else body.writer.cutShort();
       body.done(error as Error);
     }
   }

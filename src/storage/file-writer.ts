@@ -5,11 +5,18 @@ import { Writable } from 'node:stream';
 // pieces of a direct file arrive over several connections, each into its own place. What queues
 // while a write is on its way goes in the next one, as one writev.
 
+/**
+ * A writer of a file's bytes. `cutShort` ends it before its bytes are all there, when the source
+ * failed: what it was handed is still written (and recorded by `written`), so that a reset loses
+ * only the bytes that never arrived, but `ended` does not take them as the whole.
+ */
+export type FileWriter = Writable & { cutShort(): void };
+
 export type FileWriterHooks = {
   /** After bytes [from, to) are in the file (before the next write starts). */
   written?(from: number, to: number): Promise<void> | void;
-  /** After the last write, before the file is closed; `end` is where the bytes ended. */
-  ended?(end: number): Promise<void>;
+  /** After the last write, before the file is closed, unless cut short; `end` is where the bytes ended. */
+  ended?(end: number): Promise<void> | void;
   /** The writer is done with: after its end, or stopped before it (a cancel, a failure of the source). */
   closed?(): Promise<void> | void;
 };
@@ -17,9 +24,10 @@ export type FileWriterHooks = {
 // Fewer, larger writes: at 16 KiB each the disk side is the bottleneck of a fast source.
 const QUEUED_BYTES = 1024 * 1024;
 
-export function fileWriter(file: string, start: number, hooks: FileWriterHooks = {}): Writable {
+export function fileWriter(file: string, start: number, hooks: FileWriterHooks = {}): FileWriter {
   let handle: FileHandle | undefined;
   let position = start;
+  let cut = false;
   /** The write on its way, which a stop waits for, so that `closed` sees every byte written. */
   let writing: Promise<void> = Promise.resolve();
 
@@ -32,7 +40,7 @@ export function fileWriter(file: string, start: number, hooks: FileWriterHooks =
     return writing;
   };
 
-  return new Writable({
+  const writer = new Writable({
     highWaterMark: QUEUED_BYTES,
     construct(done) {
       // Other writers' bytes may be in it.
@@ -52,7 +60,7 @@ export function fileWriter(file: string, start: number, hooks: FileWriterHooks =
     final(done) {
       settle(
         (async () => {
-          await hooks.ended?.(position);
+          if (!cut) await hooks.ended?.(position);
           await handle!.close();
           handle = undefined;
         })(),
@@ -66,6 +74,12 @@ export function fileWriter(file: string, start: number, hooks: FileWriterHooks =
         handle = undefined;
         done(error);
       })();
+    },
+  });
+  return Object.assign(writer, {
+    cutShort: () => {
+      cut = true;
+      writer.end();
     },
   });
 }

@@ -1,4 +1,4 @@
-import type { Writable } from 'node:stream';
+import type { FileWriter } from './file-writer.ts';
 import type { Span } from './spans.ts';
 
 // A direct file is kept as it arrives, so that a later attempt resumes it rather than starting over:
@@ -21,9 +21,9 @@ export interface Transfer {
   begin(url: string, total: number | null): Promise<void>;
   /**
    * Takes the bytes from `start` on (a kept span's end, or 0 after begin; with several writers, a
-   * multiple of `grain`); it finishes once they are kept.
+   * multiple of `grain`); it finishes once they are kept. Cut short, it keeps what it was handed.
    */
-  writer(start: number): Writable;
+  writer(start: number): FileWriter;
   /** After the last byte: the local file made whole and `size` bytes long, with the bytes this machine never had read back from where they were kept. */
   finish(size: number): Promise<void>;
 }

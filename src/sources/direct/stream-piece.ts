@@ -1,6 +1,8 @@
 import { once } from 'node:events';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { DownloadError } from '../../core/errors.ts';
+import type { FileWriter } from '../../storage/file-writer.ts';
 import type { ByteMeter } from '../byte-meter.ts';
 import type { BulkResponse } from '../bulk-get.ts';
 import { discard, transportError, type SourceResponse } from '../http.ts';
@@ -46,10 +48,8 @@ export async function streamPiece(
   const writer = ctx.transfer.writer(piece.position);
   piece.startReading();
   try {
-    // The body is read only by `take`, so that its connection, let go where the piece ends, is
-    // no failure of the pipeline (which would drop the writes still queued).
     if ('readInto' in response) await response.readInto(writer, take);
-    else await pipeline(within(response.body, take), writer, { signal: options.signal });
+    else await bodyInto(response.body, take, writer, options.signal);
   } catch (error) {
     // Not before the writer has let go of the file and recorded what it kept: the working folder
     // may be removed next.
@@ -68,10 +68,28 @@ export async function streamPiece(
   }
 }
 
-async function* within(body: AsyncIterable<Buffer>, take: (chunk: Buffer) => { bytes: Buffer; enough: boolean }): AsyncGenerator<Buffer> {
-  for await (const chunk of body) {
-    const { bytes, enough } = take(chunk);
-    yield bytes;
-    if (enough) return;
+type Take = (chunk: Buffer) => { bytes: Buffer; enough: boolean };
+
+/**
+ * Writes the body, as `take` cuts it, into the writer, then ends it. A body that fails (a reset,
+ * a stall) has what it gave written all the same and the writer cut short: a reset loses only the
+ * bytes that never arrived, not those still queued for the disk. A cancel stops both at once.
+ */
+async function bodyInto(body: Readable, take: Take, writer: FileWriter, signal: AbortSignal): Promise<void> {
+  const writing = finished(writer);
+  // Heard here when the writer fails while the body is read; at the end otherwise.
+  writing.catch(() => {});
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const { bytes, enough } = take(chunk);
+      if (!writer.write(bytes)) await Promise.race([once(writer, 'drain', { signal }), writing]);
+      if (enough) break;
+    }
+  } catch (error) {
+    if (signal.aborted || writer.errored) writer.destroy(error as Error);
+    else writer.cutShort();
+    throw error;
   }
+  writer.end();
+  await writing;
 }

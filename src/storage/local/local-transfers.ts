@@ -1,8 +1,7 @@
 import { readFile, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Writable } from 'node:stream';
 import { parseJson } from '../../core/json.ts';
-import { fileWriter, replaceWhole } from '../file-writer.ts';
+import { fileWriter, replaceWhole, type FileWriter } from '../file-writer.ts';
 import { addSpan, spanBytes, spansFrom, type Span } from '../spans.ts';
 import type { HeldTransfer, Transfer, Transfers } from '../transfer.ts';
 import { sizeOf } from '../work-folders.ts';
@@ -63,7 +62,7 @@ class LocalTransfer implements Transfer {
     await writeFile(path.join(this.folder, LENGTH), total === null ? '' : String(total));
   }
 
-  writer(start: number): Writable {
+  writer(start: number): FileWriter {
     return fileWriter(this.file, start, {
       written: (from, to) => {
         this.kept = addSpan(this.kept, from, to);

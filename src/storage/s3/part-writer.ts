@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
-import { Readable, type Writable } from 'node:stream';
-import { fileWriter } from '../file-writer.ts';
+import { Readable } from 'node:stream';
+import { fileWriter, type FileWriter } from '../file-writer.ts';
 
 // The bytes of a piece of a direct file as they arrive: written into the local file, and, each time
 // a part's worth is there, that part read back from the local file (not kept in memory) and
@@ -20,10 +20,10 @@ export type PartWriterOptions = {
   sink: PartSink;
 };
 
-export function partWriter({ file, from, partBytes, sink }: PartWriterOptions): Writable {
+export function partWriter({ file, from, partBytes, sink }: PartWriterOptions): FileWriter {
   let partStart = from;
   let uploading: Promise<void> = Promise.resolve();
-  // A writer destroyed (a cancel, a failure of the source) stops the part on its way.
+  // A writer destroyed (a cancel) or cut short (a failure of the source) stops the part on its way.
   const stopped = new AbortController();
 
   const uploadUpTo = async (partEnd: number) => {

@@ -1,6 +1,6 @@
 import { truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
@@ -11,7 +11,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { DownloadError } from '../../core/errors.ts';
-import { fileWriter } from '../file-writer.ts';
+import { fileWriter, type FileWriter } from '../file-writer.ts';
 import { addSpan, spanBytes, type Span } from '../spans.ts';
 import type { HeldTransfer, Transfer, Transfers } from '../transfer.ts';
 import { bucketFailure, isMissing, statusOf, type Bucket } from './bucket.ts';
@@ -126,7 +126,7 @@ class S3Transfer implements Transfer {
     this.heldOnce = Promise.resolve(null);
   }
 
-  writer(start: number): Writable {
+  writer(start: number): FileWriter {
     const upload = this.upload;
     if (!upload) throw new DownloadError('internal_error', 'No upload was started for this file.', true);
     return partWriter({
