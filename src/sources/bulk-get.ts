@@ -1,7 +1,7 @@
 import net, { type LookupFunction, type Socket } from 'node:net';
 import tls from 'node:tls';
 import { DownloadError } from '../core/errors.ts';
-import type { FileWriter } from '../storage/file-writer.ts';
+import { stopWriter, type FileWriter } from '../storage/file-writer.ts';
 import { ConnectionSlabs } from './read-buffers.ts';
 import { headEnd, MAX_HEAD_BYTES, parseHead, plainLength, type ResponseHead } from './response-head.ts';
 
@@ -107,7 +107,7 @@ class BulkConnection {
     else this.socket.write(text, 'latin1');
   }
 
-  private readonly onAbort = () => this.fail(this.request.signal.reason, 'at once');
+  private readonly onAbort = () => this.fail(this.request.signal.reason);
 
   private readonly wake = () => {
     if (!this.paused || !this.body || this.settled) return;
@@ -168,7 +168,7 @@ class BulkConnection {
         writer.destroy(error);
         return reject(error);
       }
-      writer.on('error', (error) => this.fail(error, 'at once'));
+      writer.on('error', (error) => this.fail(error));
       this.body = { writer, take, length, received: 0, done: (error) => (error === undefined ? resolve() : reject(error)) };
       const early = this.early;
       this.early = null;
@@ -235,18 +235,16 @@ class BulkConnection {
 
   /**
    * Stops everything; `error` goes to whoever waits (null when the body is let go on purpose). The
-   * writer still writes what the source sent before it failed, unless it is to stop `at once` (a
-   * cancel, or the writer's own failure).
+   * writer still writes what the source sent before it failed (stopWriter).
    */
-  private fail(error: unknown, stop: 'keeping what came' | 'at once' = 'keeping what came'): void {
+  private fail(error: unknown): void {
     if (this.settled) return;
     const body = this.body;
     this.settle();
     if (error === null) return;
     this.failOpen(error);
     if (body) {
-      if (stop === 'at once') body.writer.destroy(error as Error);
-      else body.writer.cutShort();
+      stopWriter(body.writer, error as Error, this.request.signal);
       body.done(error as Error);
     }
   }

@@ -84,6 +84,15 @@ export function fileWriter(file: string, start: number, hooks: FileWriterHooks =
   });
 }
 
+/**
+ * Stops a writer whose source failed with `error`: cut short, so that what it was handed is still
+ * kept, unless the download was cancelled or the writer itself failed, which stop it at once.
+ */
+export function stopWriter(writer: FileWriter, error: Error, signal: AbortSignal): void {
+  if (signal.aborted || writer.errored) writer.destroy(error);
+  else writer.cutShort();
+}
+
 /** `file` opened for writing in place: made if missing, never truncated. */
 export async function openInPlace(file: string): Promise<FileHandle> {
   await appendFile(file, '');

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { DownloadError } from '../../core/errors.ts';
-import type { FileWriter } from '../../storage/file-writer.ts';
+import { stopWriter, type FileWriter } from '../../storage/file-writer.ts';
 import type { ByteMeter } from '../byte-meter.ts';
 import type { BulkResponse } from '../bulk-get.ts';
 import { discard, transportError, type SourceResponse } from '../http.ts';
@@ -86,8 +86,7 @@ async function bodyInto(body: Readable, take: Take, writer: FileWriter, signal: 
       if (enough) break;
     }
   } catch (error) {
-    if (signal.aborted || writer.errored) writer.destroy(error as Error);
-    else writer.cutShort();
+    stopWriter(writer, error as Error, signal);
     throw error;
   }
   writer.end();
