@@ -5,12 +5,16 @@ import { DownloadError } from '../src/core/errors.ts';
 import { SourceHttp, contentLength, requireWholeBody, type SourceResponse } from '../src/sources/http.ts';
 
 // One exchange with a source, as the service sees it. The idle timeout holds the source to
-// sending, not the service to reading: a body that waits on its reader (while the service decides
-// what a URL is, or its disk catches up) is not stalled, and a source that stalls once the reader
-// is ready again is. Answers that are no answer to a GET end it at once.
+// sending, not the service to reading: a body is read ahead of its reader up to a bound, and a
+// source that sends nothing while the service could take more is stalled, whether or not the
+// reader was there; a body that waits on its reader beyond that bound (while the service decides
+// what a URL is, or its disk catches up) is not. What arrived before a reset is never lost to it.
+// Answers that are no answer to a GET end it at once.
 
 const IDLE_MS = 500;
 const SENT = 300_000;
+/** More than the service reads ahead, the socket buffers of both ends and the source's own can hold together. */
+const SENT_LARGE = 24 * 1024 * 1024;
 
 let server: http.Server;
 let origin: string;
@@ -18,6 +22,8 @@ let client: SourceHttp;
 
 let silent: net.Server;
 let silentOrigin: string;
+let resetting: net.Server;
+let resettingOrigin: string;
 
 beforeAll(async () => {
   // Takes the request and says nothing more, after half a status line for /half-headers.
@@ -29,6 +35,16 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   silentOrigin = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  // A body delimited by its connection's close, whose connection is reset once the body has left.
+  resetting = net.createServer((socket) => {
+    socket.on('error', () => {});
+    socket.once('data', () => {
+      const head = Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: video/mp4\r\nConnection: close\r\n\r\n', 'latin1');
+      socket.write(Buffer.concat([head, Buffer.alloc(SENT, 1)]), () => setTimeout(() => socket.resetAndDestroy(), 50));
+    });
+  });
+  await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
+  resettingOrigin = `http://127.0.0.1:${(resetting.address() as AddressInfo).port}`;
   server = http.createServer((req, res) => {
     if (req.url === '/bad-location') return void res.writeHead(302, { location: 'http://[::1' }).end();
     if (req.url === '/switches') {
@@ -37,10 +53,11 @@ beforeAll(async () => {
       return;
     }
     const whole = req.url === '/whole';
-    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': whole ? SENT : SENT * 10 });
-    // /whole sends everything; /stalls sends a tenth of what it declares and then nothing.
-    if (whole) res.end(Buffer.alloc(SENT, 1));
-    else res.write(Buffer.alloc(SENT, 1));
+    const sent = req.url === '/stalls-large' ? SENT_LARGE : SENT;
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': whole ? sent : sent * 10 });
+    // /whole sends everything; /stalls and /stalls-large send a tenth of what they declare and then nothing.
+    if (whole) res.end(Buffer.alloc(sent, 1));
+    else res.write(Buffer.alloc(sent, 1));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -49,6 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((resolve) => silent.close(resolve));
+  await new Promise((resolve) => resetting.close(resolve));
   await client.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
@@ -74,14 +92,29 @@ test('when a whole body waits unread for several idle timeouts, then it is still
   expect(outcome).toEqual({ bytes: SENT, afterReadingMs: expect.any(Number) });
 });
 
-test('when a body waits unread for several idle timeouts and the source then stalls, then reading ends as source_timeout about one idle timeout after the last byte', async () => {
+test('when a body within the read-ahead waits unread and the source stalls meanwhile, then the reader gets every byte sent and then source_timeout, without another idle timeout', async () => {
+  // The service was ready to take more all along: the source's silence is its own.
   const outcome = await readLate(await client.get(`${origin}/stalls`), IDLE_MS * 4 + 50);
   expect(outcome.bytes).toBe(SENT);
+  expect(outcome.error).toBeInstanceOf(DownloadError);
+  expect(outcome.error).toMatchObject({ code: 'source_timeout', retryable: true });
+  expect(outcome.afterReadingMs).toBeLessThan(IDLE_MS * 0.8);
+});
+
+test('when a body beyond the read-ahead waits unread for several idle timeouts and the source then stalls, then reading ends as source_timeout about one idle timeout after the last byte', async () => {
+  const outcome = await readLate(await client.get(`${origin}/stalls-large`), IDLE_MS * 4 + 50);
+  expect(outcome.bytes).toBe(SENT_LARGE);
   expect(outcome.error).toBeInstanceOf(DownloadError);
   expect(outcome.error).toMatchObject({ code: 'source_timeout', retryable: true });
   // Not at once when the reader comes back (its wait is not the source's), and not never.
   expect(outcome.afterReadingMs).toBeGreaterThanOrEqual(IDLE_MS * 0.8);
   expect(outcome.afterReadingMs).toBeLessThan(IDLE_MS * 6);
+});
+
+test('when a body waits unread and the source resets the connection right after its last byte, then the reader still gets every byte that arrived before the reset', async () => {
+  const outcome = await readLate(await client.get(`${resettingOrigin}/`), IDLE_MS / 2);
+  expect(outcome.bytes).toBe(SENT);
+  expect(outcome.error).toMatchObject({ code: 'ECONNRESET' });
 });
 
 test('when a source answers a GET with 101 Switching Protocols, then the request fails as source_http_error at once instead of waiting', async () => {

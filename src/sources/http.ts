@@ -5,6 +5,7 @@ import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from './address
 import { bulkGet, type BulkResponse } from './bulk-get.ts';
 import { decodedBody, DOCUMENT_ENCODINGS } from './content-coding.ts';
 import { Exchanges } from './exchange.ts';
+import { heldBody } from './held-body.ts';
 import { SpeedFloor, type MinSpeed } from './speed-floor.ts';
 
 // One HTTP client for every source kind. Redirects are followed here, hop by hop, so that every
@@ -171,7 +172,10 @@ function opened(url: string, response: IncomingMessage, minSpeed: MinSpeed): Sou
   );
   const decoded = decodedBody(response);
   if (decoded) delete headers['content-length'];
-  return { url, status: response.statusCode ?? 0, headers, body: decoded ?? response, floor: new SpeedFloor(minSpeed) };
+  const body = heldBody(decoded ?? response);
+  // As with the response: its reader hears of its failure, and until one comes it must not go unheard.
+  body.on('error', () => {});
+  return { url, status: response.statusCode ?? 0, headers, body, floor: new SpeedFloor(minSpeed) };
 }
 
 function blockedAddress(host: string): DownloadError {

@@ -1,0 +1,75 @@
+import { Readable } from 'node:stream';
+
+// Node's HTTP client throws away what a response holds unread when its connection fails: a source
+// that resets right after its last byte, while the service is still deciding what the body is,
+// loses the bytes that had arrived, and a retry must ask for them again. So a body is taken as it
+// comes, up to a bound, and its failure reaches the reader only after every byte before it.
+
+/** How far a body is read ahead of its reader; beyond it, the source waits (and is not held to its idle timeout). */
+export const READ_AHEAD_BYTES = 1024 * 1024;
+
+/** How often a failure that waits behind bytes a reader has not taken yet looks again. */
+const FAILURE_WAIT_MS = 10;
+
+export function heldBody(source: Readable, aheadBytes = READ_AHEAD_BYTES): Readable {
+  const queue: Buffer[] = [];
+  let queued = 0;
+  let wanted = false;
+  let ended = false;
+  let failure: Error | null = null;
+  let failing = false;
+
+  const body = new Readable({
+    // Everything waits in the queue above, so that the source's pace is set by one bound.
+    highWaterMark: 1,
+    read() {
+      wanted = true;
+      pass();
+    },
+    destroy(error, callback) {
+      source.destroy();
+      callback(error);
+    },
+  });
+
+  const pass = () => {
+    while (wanted && queue.length > 0) {
+      const chunk = queue.shift()!;
+      queued -= chunk.length;
+      wanted = body.push(chunk);
+    }
+    if (queued < aheadBytes && source.isPaused() && !ended) source.resume();
+    if (queue.length > 0 || !wanted) return;
+    if (ended) body.push(null);
+    else if (failure && !failing) failLater(failure);
+  };
+
+  // The chunk being read is still in the body's buffer while it asks for more: the failure waits
+  // until the reader has it.
+  const failLater = (error: Error) => {
+    failing = true;
+    const fail = () => (body.readableLength === 0 || body.destroyed ? body.destroy(error) : setTimeout(fail, FAILURE_WAIT_MS));
+    process.nextTick(fail);
+  };
+
+  source.on('data', (chunk: Buffer) => {
+    queue.push(chunk);
+    queued += chunk.length;
+    if (queued >= aheadBytes) source.pause();
+    pass();
+  });
+  source.on('end', () => {
+    ended = true;
+    pass();
+  });
+  source.on('error', (error) => {
+    failure ??= error;
+    pass();
+  });
+  source.on('close', () => {
+    if (ended || failure) return;
+    failure = Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+    pass();
+  });
+  return body;
+}
