@@ -6,12 +6,12 @@ import { Readable } from 'node:stream';
 // comes, up to a bound, and its failure reaches the reader only after every byte before it.
 
 /** How far a body is read ahead of its reader; beyond it, the source waits (and is not held to its idle timeout). */
-export const READ_AHEAD_BYTES = 1024 * 1024;
+const READ_AHEAD_BYTES = 1024 * 1024;
 
 /** How often a failure that waits behind bytes a reader has not taken yet looks again. */
 const FAILURE_WAIT_MS = 10;
 
-export function heldBody(source: Readable, aheadBytes = READ_AHEAD_BYTES): Readable {
+export function heldBody(source: Readable): Readable {
   const queue: Buffer[] = [];
   let queued = 0;
   let wanted = false;
@@ -38,7 +38,7 @@ export function heldBody(source: Readable, aheadBytes = READ_AHEAD_BYTES): Reada
       queued -= chunk.length;
       wanted = body.push(chunk);
     }
-    if (queued < aheadBytes && source.isPaused() && !ended) source.resume();
+    if (queued < READ_AHEAD_BYTES && source.isPaused()) source.resume();
     if (queue.length > 0 || !wanted) return;
     if (ended) body.push(null);
     else if (failure && !failing) failLater(failure);
@@ -55,7 +55,7 @@ export function heldBody(source: Readable, aheadBytes = READ_AHEAD_BYTES): Reada
   source.on('data', (chunk: Buffer) => {
     queue.push(chunk);
     queued += chunk.length;
-    if (queued >= aheadBytes) source.pause();
+    if (queued >= READ_AHEAD_BYTES) source.pause();
     pass();
   });
   source.on('end', () => {
