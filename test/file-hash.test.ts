@@ -32,6 +32,16 @@ test('when spans that cross the reads are hashed one after another, then togethe
   expect(hash.digest('hex')).toBe(sha256(bytes));
 });
 
+test('when spans are hashed into one buffer the caller gives, then together they hash the file, read that buffer at a time', async () => {
+  const hash = createHash('sha256');
+  const buffer = Buffer.alloc(4096);
+  const cuts = [0, 5000, 2 * 1024 * 1024 + 7, bytes.length];
+  for (let at = 1; at < cuts.length; at++) expect(await hashFileSpan(hash, file, cuts[at - 1]!, cuts[at]!, { buffer })).toBe(cuts[at]);
+  expect(hash.digest('hex')).toBe(sha256(bytes));
+  // The last read was into it.
+  expect(buffer.equals(Buffer.alloc(4096))).toBe(false);
+});
+
 test('when a span reaches past the end of the file, then it says where the file ended', async () => {
   const hash = createHash('sha256');
   expect(await hashFileSpan(hash, file, 2 * 1024 * 1024, bytes.length + 5000)).toBe(bytes.length);

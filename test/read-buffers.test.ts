@@ -51,6 +51,19 @@ test('when a connection ends with its writes landed, then the next connection re
   next!.close();
 });
 
+test('when many connections open after one that ended, then their smaller slabs are cut from its slab, not made anew', () => {
+  const [first] = open(1);
+  const held = first!.hold(Buffer.alloc(first!.readInto().length, 1));
+  held.written();
+  first!.close();
+  // Eight connections read 512 KiB at a time: the ended connection's 2 MiB slab is two slabs of 1 MiB for them.
+  const eight = open(8);
+  const copies = eight.slice(0, 2).map((connection) => connection.hold(Buffer.alloc(connection.readInto().length, 2)).copy);
+  expect(copies.map((copy) => copy.buffer)).toEqual([held.copy.buffer, held.copy.buffer]);
+  expect(copies[0]!.byteOffset).not.toBe(copies[1]!.byteOffset);
+  closeAll(eight);
+});
+
 test('when a connection ends while a write is on its way, then its slab is reused only once that write lands', () => {
   const [first] = open(1);
   const held = first!.hold(Buffer.alloc(1000, 1));

@@ -32,12 +32,21 @@ const spare: Buffer[] = [];
 let spareBytes = 0;
 let dropSpare: NodeJS.Timeout | undefined;
 
+/**
+ * A slab of `size`: the smallest spare that holds it, one larger cut into slabs of this size (the
+ * rest kept as spares), or a new one. A new buffer while a larger spare lies idle would be garbage
+ * the moment the budget let a spare go: as connections opened and ended, 4 downloads over 8
+ * connections each made 50 MB of slabs for a budget of 16.
+ */
 function takeSlab(size: number): Buffer {
-  const at = spare.findIndex((buffer) => buffer.length === size);
-  if (at < 0) return Buffer.allocUnsafe(size);
-  const [buffer] = spare.splice(at, 1);
-  spareBytes -= size;
-  return buffer!;
+  let best = -1;
+  for (const [at, buffer] of spare.entries()) if (buffer.length >= size && (best < 0 || buffer.length < spare[best]!.length)) best = at;
+  if (best < 0) return Buffer.allocUnsafe(size);
+  const [buffer] = spare.splice(best, 1) as [Buffer];
+  spareBytes -= buffer.length;
+  // Sizes are powers of two: a larger spare is a whole number of slabs of this size.
+  for (let at = size; at < buffer.length; at += size) keepSpare(buffer.subarray(at, at + size));
+  return buffer.subarray(0, size);
 }
 
 function keepSpare(buffer: Buffer): void {
