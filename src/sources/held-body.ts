@@ -1,9 +1,11 @@
 import { Readable } from 'node:stream';
+import { cameInOwnBuffers } from '../core/young-garbage.ts';
 
 // Node's HTTP client throws away what a response holds unread when its connection fails: a source
 // that resets right after its last byte, while the service is still deciding what the body is,
 // loses the bytes that had arrived, and a retry must ask for them again. So a body is taken as it
-// comes, up to a bound, and its failure reaches the reader only after every byte before it.
+// comes, up to a bound, and its failure reaches the reader only after every byte before it. Each
+// chunk is a buffer of Node's own, which V8 is told of (young-garbage.ts).
 
 /** How far a body is read ahead of its reader; beyond it, the source waits (and is not held to its idle timeout). */
 const READ_AHEAD_BYTES = 1024 * 1024;
@@ -53,6 +55,7 @@ export function heldBody(source: Readable): Readable {
   };
 
   source.on('data', (chunk: Buffer) => {
+    cameInOwnBuffers(chunk.length);
     queue.push(chunk);
     queued += chunk.length;
     if (queued >= READ_AHEAD_BYTES) source.pause();

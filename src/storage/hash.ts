@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 
 /** Read back 1 MiB at a time. */
-export const READ_BYTES = 1024 * 1024;
+const READ_BYTES = 1024 * 1024;
 
 /**
  * Feeds bytes `start` to `end` (exclusive) of `file` to `hash`, read into one buffer over and

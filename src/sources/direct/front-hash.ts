@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { hashFileSpan, READ_BYTES } from '../../storage/hash.ts';
+import { hashFileSpan } from '../../storage/hash.ts';
 import { addSpan, type Span } from '../../storage/spans.ts';
 
 // The sha256 of a file whose pieces arrive out of order, computed while they arrive rather than in
@@ -7,6 +7,9 @@ import { addSpan, type Span } from '../../storage/spans.ts';
 // and each piece after them is read back from the disk (where it has just been written, so from
 // the page cache) as soon as every byte before it is hashed, into one buffer kept for the file (a
 // buffer for each piece would be garbage that V8 leaves for tens of MB).
+
+/** Read back from the page cache, a small buffer costs little more than a large one. */
+const READ_BACK_BYTES = 256 * 1024;
 
 export class FrontHash {
   private readonly hash = createHash('sha256');
@@ -42,7 +45,7 @@ export class FrontHash {
     for (;;) {
       const next = this.whole.find((span) => span.start <= this.hashed && span.end > this.hashed);
       if (!next) return;
-      this.buffer ??= Buffer.allocUnsafe(READ_BYTES);
+      this.buffer ??= Buffer.allocUnsafe(READ_BACK_BYTES);
       this.hashed = await hashFileSpan(this.hash, this.file, this.hashed, next.end, { buffer: this.buffer });
       // A piece is whole on the disk before it is reported: a read that falls short is no piece of this file.
       if (this.hashed !== next.end) throw new Error(`The file ended at byte ${this.hashed}, in a piece that ends at ${next.end}.`);
