@@ -1,4 +1,5 @@
 import type { PgBoss } from 'pg-boss';
+import { workEnded } from '../core/garbage.ts';
 import { DOWNLOAD_QUEUE, requeueDownload, type DownloadJob } from '../queue/index.ts';
 import { startWebhookDelivery } from '../webhooks/delivery.ts';
 import { startRetention, EXPIRE_QUEUE } from './retention.ts';
@@ -33,6 +34,7 @@ export async function startWorker(boss: PgBoss, deps: DownloadDeps): Promise<Wor
         await requeueDownload(boss, job.data.download_id);
       } finally {
         running.delete(controller);
+        if (running.size === 0) workEnded(() => running.size === 0);
       }
     },
   );

@@ -1,8 +1,12 @@
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { workEnded } from '../src/core/garbage.ts';
 import { heldBody } from '../src/sources/held-body.ts';
 
-// A body read through Node's client comes in a buffer of its own for every 64 KiB: those already
-// read must be freed as the body goes on, not pile up for as long as it lasts.
+// Buffers outside V8's heap that the service is done with: a body read through Node's client comes
+// in a buffer of its own for every 64 KiB, and those already read must be freed as the body goes
+// on; what is left once the worker's downloads have ended must be freed then, not carried into the
+// next ones.
 
 const CHUNK = 64 * 1024;
 const TOTAL = 96 * 1024 * 1024;
@@ -26,4 +30,14 @@ test('when 96 MiB come through a held body in buffers of their own, then those r
   }
   expect(read).toBe(TOTAL);
   expect(most).toBeLessThan(16 * 1024 * 1024);
+});
+
+test('when the work ends with 32 MiB of buffers no longer held, then they are freed shortly after', async () => {
+  let held: Buffer[] | null = Array.from({ length: 32 }, () => Buffer.allocUnsafeSlow(1024 * 1024));
+  const holding = process.memoryUsage().arrayBuffers;
+  expect(held.length).toBe(32);
+  held = null;
+  workEnded(() => true);
+  await sleep(500);
+  expect(holding - process.memoryUsage().arrayBuffers).toBeGreaterThan(24 * 1024 * 1024);
 });
