@@ -38,7 +38,7 @@ let dropSpare: NodeJS.Timeout | undefined;
 
 /**
  * A slab of `size`: the smallest spare that holds it, one larger cut into slabs of this size (the
- * rest kept as spares), or a new one. A new buffer while a larger spare lies idle would be garbage
+ * others kept as spares), or a new one. A new buffer while a larger spare lies idle would be garbage
  * the moment the budget let a spare go: as connections opened and ended, 4 downloads over 8
  * connections each made 50 MB of slabs for a budget of 16.
  */
@@ -48,8 +48,9 @@ function takeSlab(size: number): Buffer {
   if (best < 0) return Buffer.allocUnsafe(size);
   const [buffer] = spare.splice(best, 1) as [Buffer];
   spareBytes -= buffer.length;
-  // Sizes are powers of two: a larger spare is a whole number of slabs of this size.
-  for (let at = size; at < buffer.length; at += size) keepSpare(buffer.subarray(at, at + size));
+  // The rest is kept in slabs of this size as far as it goes: a slab made for a read larger than
+  // the size of its day is of no power of two.
+  for (let at = size; at + size <= buffer.length; at += size) keepSpare(buffer.subarray(at, at + size));
   return buffer.subarray(0, size);
 }
 
