@@ -33,7 +33,7 @@ export function cameInOwnBuffers(bytes: number): void {
 
 /**
  * The worker has no download left running: unless `idle` says one has started meanwhile, the whole
- * heap is collected shortly after (15 to 20 ms). Many of a download's buffers outlive a young
+ * heap is collected shortly after (15 to 30 ms). Many of a download's buffers outlive a young
  * collection while they wait for the disk; left for V8, they and the heap they grew made each
  * download start from 1 to 2 MB higher than the one before it.
  */
