@@ -41,3 +41,16 @@ test('when the work ends with 32 MiB of buffers no longer held, then they are fr
   await sleep(500);
   expect(holding - process.memoryUsage().arrayBuffers).toBeGreaterThan(24 * 1024 * 1024);
 });
+
+test('when the heap in use is over 96 MB, then the work ending leaves the collection to V8: a whole one would stop the service for too long', async () => {
+  // About 128 MB of numbers, alive while the work ends.
+  let live: number[][] | null = Array.from({ length: 128 }, () => new Array<number>(128 * 1024).fill(1.5));
+  let held: Buffer[] | null = Array.from({ length: 32 }, () => Buffer.allocUnsafeSlow(1024 * 1024));
+  const holding = process.memoryUsage().arrayBuffers;
+  expect(held.length + live.length).toBe(160);
+  held = null;
+  workEnded(() => true);
+  await sleep(500);
+  expect(holding - process.memoryUsage().arrayBuffers).toBeLessThan(8 * 1024 * 1024);
+  live = null;
+});
