@@ -40,7 +40,7 @@ export function heldBody(source: Readable): Readable {
       queued -= chunk.length;
       wanted = body.push(chunk);
     }
-    if (queued < READ_AHEAD_BYTES && source.isPaused()) source.resume();
+    if (queued < READ_AHEAD_BYTES && source.isPaused() && !ended) source.resume();
     if (queue.length > 0 || !wanted) return;
     if (ended) body.push(null);
     else if (failure && !failing) failLater(failure);
