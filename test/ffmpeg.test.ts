@@ -276,6 +276,27 @@ describe('ffmpeg remux and probe', () => {
     }
   });
 
+  test("when the service runs with the start script's allocator tuning, then ffmpeg runs without it and with the rest of the environment", async () => {
+    // A stand-in that prints the environment it was given where runFfmpeg collects ffmpeg's report.
+    const printer = path.join(dir, 'print-environment');
+    await writeFile(printer, '#!/bin/sh\nenv >&2\n', { mode: 0o755 });
+    const saved = { trim: process.env.MALLOC_TRIM_THRESHOLD_, marker: process.env.VDS_TEST_MARKER };
+    process.env.MALLOC_TRIM_THRESHOLD_ = '131072';
+    process.env.VDS_TEST_MARKER = 'kept';
+    try {
+      const { stderr } = await runFfmpeg(printer, [], MINUTE);
+      expect(stderr).toMatch(/^VDS_TEST_MARKER=kept$/m);
+      expect(stderr).not.toMatch(/^MALLOC_/m);
+    } finally {
+      for (const [name, value] of [
+        ['MALLOC_TRIM_THRESHOLD_', saved.trim],
+        ['VDS_TEST_MARKER', saved.marker],
+      ] as const)
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+    }
+  });
+
   test('when FFMPEG_PATH names an executable, then it is used; when it names nothing, then resolving fails naming it', async () => {
     expect(await resolveFfmpegPath(ffmpeg)).toBe(ffmpeg);
     const missing = path.join(dir, 'no-such-ffmpeg');

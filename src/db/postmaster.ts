@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { childEnvironment } from '../core/child-env.ts';
 
 // The embedded PostgreSQL server runs in a process group of its own. Ctrl-C in a terminal signals
 // the whole foreground group: had the database been in the service's group, it would have shut
@@ -25,7 +26,7 @@ export function startPostmaster(options: PostmasterOptions): Promise<Postmaster>
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
     // The readiness line is matched in English.
-    env: { ...process.env, LC_MESSAGES: 'C' },
+    env: childEnvironment({ LC_MESSAGES: 'C' }),
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // A service that ends without stopping it (a crash) still asks for a fast shutdown on its way out.

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { childEnvironment } from '../core/child-env.ts';
 import { DownloadError } from '../core/errors.ts';
 import { findExecutable, isExecutable } from '../core/executables.ts';
 import { fileUrl } from './input.ts';
@@ -81,7 +82,11 @@ export function runFfmpeg(ffmpeg: string, args: string[], limits: FfmpegLimits, 
     signal?.throwIfAborted();
     // In a process group of its own, like the embedded database: Ctrl-C in a terminal must not end
     // ffmpeg (and fail the download) before the service has checkpointed and stopped it itself.
-    const child = spawn(ffmpeg, ['-nostdin', '-hide_banner', ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    const child = spawn(ffmpeg, ['-nostdin', '-hide_banner', ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+      env: childEnvironment(),
+    });
     let stoppedBy: unknown;
     const stop = (reason: unknown) => {
       stoppedBy ??= reason;
