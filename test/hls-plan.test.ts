@@ -50,11 +50,11 @@ async function fetchText(url: string): Promise<{ url: string; text: string }> {
 
 async function plan(url: string, quality: Quality = 'best', mode: Mode = 'video'): Promise<MediaPlan> {
   const playlist = await fetchText(url);
-  return planHls({ ...playlist, http, sandbox, maxSegments, quality, mode, signal: AbortSignal.timeout(10_000) });
+  return planHls({ url: playlist.url, bytes: Buffer.from(playlist.text), http, sandbox, maxSegments, quality, mode, signal: AbortSignal.timeout(10_000) });
 }
 
 function planText(url: string, text: string, quality: Quality = 'best'): Promise<MediaPlan> {
-  return planHls({ http, sandbox, maxSegments, url, text, quality, mode: 'video', signal: AbortSignal.timeout(10_000) });
+  return planHls({ http, sandbox, maxSegments, url, bytes: Buffer.from(text), quality, mode: 'video', signal: AbortSignal.timeout(10_000) });
 }
 
 function sequenceIv(sequence: number): string {

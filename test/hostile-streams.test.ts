@@ -150,11 +150,17 @@ describe('the document reader', () => {
   test('when a document needs more memory than its thread has, then the read fails as source_too_large and the next read still works', async () => {
     const reader = new DocumentSandbox({ heapMb: 16, timeoutMs: 30_000 });
     try {
-      const input = { text: playlist(40_000, 300), url: 'http://127.0.0.1/p.m3u8', quality: 'best' as const, expect: 'any' as const, maxSegments };
+      const input = {
+        bytes: Buffer.from(playlist(40_000, 300)),
+        url: 'http://127.0.0.1/p.m3u8',
+        quality: 'best' as const,
+        expect: 'any' as const,
+        maxSegments,
+      };
       const failure = await reader.hls(input, AbortSignal.timeout(60_000)).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(DownloadError);
       expect(failure).toMatchObject({ code: 'source_too_large', message: expect.stringMatching(/16 MB/) });
-      const small = await reader.hls({ ...input, text: playlist(3, 1) }, AbortSignal.timeout(60_000));
+      const small = await reader.hls({ ...input, bytes: Buffer.from(playlist(3, 1)) }, AbortSignal.timeout(60_000));
       expect(small).toMatchObject({ type: 'media', track: { kind: 'muxed' } });
     } finally {
       await reader.close();
@@ -175,7 +181,7 @@ describe('the document reader', () => {
     try {
       const text = mpd(`<Representation id="v" bandwidth="1"><BaseURL>clip.mp4</BaseURL></Representation><X>${'&zz;'.repeat(200_000)}</X>`);
       const plan = await reader
-        .dash({ url: 'http://127.0.0.1/m.mpd', text, quality: 'best', maxSegments }, AbortSignal.timeout(60_000))
+        .dash({ url: 'http://127.0.0.1/m.mpd', bytes: Buffer.from(text), quality: 'best', maxSegments }, AbortSignal.timeout(60_000))
         .catch((error: unknown) => error);
       expect(plan).toBeDefined();
       // Output of a thread reaches this process's streams asynchronously; a moment for any of it to arrive.
@@ -187,10 +193,23 @@ describe('the document reader', () => {
     expect(written).toBeLessThan(1000);
   });
 
+  test("when a document is read, then its bytes are moved to the thread, which decodes them: the API's thread neither decodes nor copies them", async () => {
+    const reader = new DocumentSandbox();
+    try {
+      const bytes = Buffer.from(playlist(20_000, 10));
+      const reading = await reader.hls({ bytes, url: 'http://127.0.0.1/p.m3u8', quality: 'best', expect: 'any', maxSegments }, AbortSignal.timeout(60_000));
+      expect(reading.type === 'media' && reading.track.segments.length).toBe(20_000);
+      // Moved, the memory is no longer this thread's.
+      expect(bytes.buffer.byteLength).toBe(0);
+    } finally {
+      await reader.close();
+    }
+  });
+
   test('when a document takes longer than the time budget, then the read fails as processing_failed', async () => {
     const reader = new DocumentSandbox({ heapMb: 256, timeoutMs: 1 });
     try {
-      const input = { text: playlist(40_000, 10), url: 'http://127.0.0.1/p.m3u8', quality: 'best' as const, expect: 'any' as const, maxSegments };
+      const input = { bytes: Buffer.from(playlist(40_000, 10)), url: 'http://127.0.0.1/p.m3u8', quality: 'best' as const, expect: 'any' as const, maxSegments };
       const failure = await reader.hls(input, AbortSignal.timeout(60_000)).catch((error: unknown) => error);
       expect(failure).toMatchObject({ code: 'processing_failed', message: expect.stringMatching(/longer than/) });
     } finally {

@@ -48,13 +48,12 @@ export async function fetchWhole(
   return { url: response.url, body: await readWhole(response, limit, signal) };
 }
 
-/** The text of a document whose response is already open (and known to be a success). */
-export async function readDocument(response: SourceResponse, kind: DocumentKind, signal: AbortSignal): Promise<string> {
-  return (await readWhole(response, documentLimit(kind), signal)).toString('utf8');
+/** The bytes of a document whose response is already open (and known to be a success), for the sandbox to decode. */
+export function readDocument(response: SourceResponse, kind: DocumentKind, signal: AbortSignal): Promise<Buffer> {
+  return readWhole(response, documentLimit(kind), signal);
 }
 
-/** A document fetched whole, as text, with the URL it really came from. */
-export async function fetchDocument(http: SourceHttp, url: string, kind: DocumentKind, signal: AbortSignal): Promise<{ url: string; text: string }> {
-  const fetched = await fetchWhole(http, url, documentLimit(kind), signal, true);
-  return { url: fetched.url, text: fetched.body.toString('utf8') };
+/** A document fetched whole, as bytes for the sandbox to decode, with the URL it really came from. */
+export function fetchDocument(http: SourceHttp, url: string, kind: DocumentKind, signal: AbortSignal): Promise<{ url: string; body: Buffer }> {
+  return fetchWhole(http, url, documentLimit(kind), signal, true);
 }

@@ -67,7 +67,7 @@ async function subtitleText(ctx: MediaContext, offer: SubtitleOffer): Promise<st
   }
   const playlist = await fetchDocument(ctx.http, offer.url, 'hls', ctx.signal);
   const reading = await ctx.sandbox.hls(
-    { text: playlist.text, url: playlist.url, quality: ctx.quality, expect: 'muxed', maxSegments: ctx.maxSegments },
+    { bytes: playlist.body, url: playlist.url, quality: ctx.quality, expect: 'muxed', maxSegments: ctx.maxSegments },
     ctx.signal,
   );
   if (reading.type !== 'media') throw new DownloadError('unsupported_source', `The subtitles at ${offer.url} are not a media playlist.`);

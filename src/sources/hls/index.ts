@@ -15,7 +15,8 @@ export type HlsInput = {
   http: SourceHttp;
   sandbox: DocumentSandbox;
   url: string;
-  text: string;
+  /** The playlist's bytes, moved to the sandbox (the caller's view of them is empty afterwards). */
+  bytes: Uint8Array;
   quality: Quality;
   mode: Mode;
   maxSegments: number;
@@ -24,7 +25,7 @@ export type HlsInput = {
 
 export async function planHls(input: HlsInput): Promise<MediaPlan> {
   const top = await input.sandbox.hls(
-    { text: input.text, url: input.url, quality: input.quality, mode: input.mode, expect: 'any', maxSegments: input.maxSegments },
+    { bytes: input.bytes, url: input.url, quality: input.quality, mode: input.mode, expect: 'any', maxSegments: input.maxSegments },
     input.signal,
   );
   if (top.type === 'media') return { tracks: [top.track] };
@@ -39,7 +40,7 @@ export async function planHls(input: HlsInput): Promise<MediaPlan> {
 async function loadTrack(input: HlsInput, url: string, kind: Track['kind']): Promise<Track> {
   const fetched = await fetchDocument(input.http, url, 'hls', input.signal);
   const reading = await input.sandbox.hls(
-    { text: fetched.text, url: fetched.url, quality: input.quality, mode: input.mode, expect: kind, maxSegments: input.maxSegments },
+    { bytes: fetched.body, url: fetched.url, quality: input.quality, mode: input.mode, expect: kind, maxSegments: input.maxSegments },
     input.signal,
   );
   // Only a master can hand back anything but a track, and a master was not expected here.

@@ -22,8 +22,8 @@ export class PageReader implements SourceReader {
 
   async read(ctx: MediaContext, arrival: Arrival): Promise<FetchedMedia> {
     const pageUrl = arrival.response.url;
-    const html = await readDocument(arrival.response, 'page', ctx.signal);
-    const { candidates, title, subtitles } = await ctx.sandbox.page({ html, pageUrl }, ctx.signal);
+    const bytes = await readDocument(arrival.response, 'page', ctx.signal);
+    const { candidates, title, subtitles } = await ctx.sandbox.page({ bytes, pageUrl }, ctx.signal);
     let lastError: DownloadError | undefined;
     for (const candidate of candidates.slice(0, MAX_PAGE_CANDIDATES)) {
       // The candidate is the download's source now; what it is does not change what the download is.

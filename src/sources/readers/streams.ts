@@ -11,8 +11,8 @@ export const hlsReader: SourceReader = {
   kind: 'hls',
   takes: (arrival: Arrival) => arrival.detected === 'hls',
   async read(ctx: MediaContext, arrival: Arrival): Promise<FetchedMedia> {
-    const text = await readDocument(arrival.response, 'hls', ctx.signal);
-    return fetchStream(ctx, await planHls({ ...ctx, url: arrival.response.url, text }), 'hls');
+    const bytes = await readDocument(arrival.response, 'hls', ctx.signal);
+    return fetchStream(ctx, await planHls({ ...ctx, url: arrival.response.url, bytes }), 'hls');
   },
 };
 
@@ -20,8 +20,8 @@ export const dashReader: SourceReader = {
   kind: 'dash',
   takes: (arrival: Arrival) => arrival.detected === 'dash',
   async read(ctx: MediaContext, arrival: Arrival): Promise<FetchedMedia> {
-    const text = await readDocument(arrival.response, 'dash', ctx.signal);
-    const plan = await ctx.sandbox.dash({ url: arrival.response.url, text, quality: ctx.quality, mode: ctx.mode, maxSegments: ctx.maxSegments }, ctx.signal);
+    const bytes = await readDocument(arrival.response, 'dash', ctx.signal);
+    const plan = await ctx.sandbox.dash({ url: arrival.response.url, bytes, quality: ctx.quality, mode: ctx.mode, maxSegments: ctx.maxSegments }, ctx.signal);
     return fetchStream(ctx, plan, 'dash');
   },
 };

@@ -21,6 +21,19 @@ function spawnThread(heapMb: number): Worker {
   return new Worker(new URL('./typescript-thread.mjs', here), { resourceLimits, workerData: { entry: new URL('./worker.ts', here).href } });
 }
 
+/**
+ * The memory of the input's byte fields that is theirs alone, to be moved to the thread: the
+ * caller's view of it is empty afterwards. A view into memory shared with others (Node's pool of
+ * small buffers) is copied instead.
+ */
+function movable(input: unknown): ArrayBuffer[] {
+  return Object.values(input as Record<string, unknown>).flatMap((value) =>
+    value instanceof Uint8Array && value.buffer instanceof ArrayBuffer && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength
+      ? [value.buffer]
+      : [],
+  );
+}
+
 export class DocumentSandbox {
   private readonly idle: Worker[] = [];
   private readonly threads = new Set<Worker>();
@@ -110,7 +123,7 @@ export class DocumentSandbox {
       }, this.limits.timeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
       thread.on('message', onMessage).once('error', onError).once('exit', onExit);
-      thread.postMessage({ kind, input });
+      thread.postMessage({ kind, input }, movable(input));
     });
   }
 }

@@ -12,15 +12,23 @@ import type { DocumentReply, DocumentRequest } from './requests.ts';
 
 function read(request: DocumentRequest): unknown {
   switch (request.kind) {
-    case 'hls':
-      return readHlsPlaylist(request.input);
-    case 'dash':
-      return planDash(request.input);
+    case 'hls': {
+      const { bytes, ...input } = request.input;
+      return readHlsPlaylist({ ...input, text: decoded(bytes) });
+    }
+    case 'dash': {
+      const { bytes, ...input } = request.input;
+      return planDash({ ...input, text: decoded(bytes) });
+    }
     case 'page':
-      return findMediaInPage(request.input);
+      return findMediaInPage({ html: decoded(request.input.bytes), pageUrl: request.input.pageUrl });
     case 'ttml':
       return ttmlToCues(request.input.xml);
   }
+}
+
+function decoded(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }
 
 function answer(request: DocumentRequest): DocumentReply {
