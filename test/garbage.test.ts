@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
-import { spawn } from 'node:child_process';
-import { projectRoot } from '../src/config/paths.ts';
 import { heldBody } from '../src/sources/held-body.ts';
+import { runTsxScript } from './support/tsx-script.ts';
 
 // Buffers outside V8's heap that the service is done with: a body read through Node's client comes
 // in a buffer of its own for every 64 KiB, and those already read must be freed as the body goes
@@ -38,7 +37,7 @@ test('when 96 MiB come through a held body in buffers of their own, then those r
  * In a process of its own: `liveMiB` of the heap in use, 32 MiB of buffers let go, the work ended;
  * how many bytes of buffers were freed 500 ms later.
  */
-function freedAfterWorkEnded(liveMiB: number): Promise<number> {
+async function freedAfterWorkEnded(liveMiB: number): Promise<number> {
   const script = `import { setTimeout as sleep } from 'node:timers/promises';
 import { workEnded } from './src/core/garbage.ts';
 const live = Array.from({ length: ${liveMiB} }, () => new Array(128 * 1024).fill(1.5));
@@ -48,14 +47,9 @@ held = null;
 workEnded(() => true);
 await sleep(500);
 console.log(holding - process.memoryUsage().arrayBuffers, live.length);`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  let errors = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
-  return new Promise((resolve, reject) =>
-    child.once('close', (code) => (code === 0 ? resolve(Number(output.split(' ')[0])) : reject(new Error(`exited with ${code}: ${errors}`)))),
-  );
+  await runTsxScript(script, (chunk) => (output += chunk));
+  return Number(output.split(' ')[0]);
 }
 
 test('when the work ends with 32 MiB of buffers no longer held, then they are freed shortly after', async () => {

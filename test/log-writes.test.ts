@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { projectRoot } from '../src/config/paths.ts';
+import { runTsxScript } from './support/tsx-script.ts';
 
 // The log goes to stdout once per turn of the event loop, not once per line: every write wakes
 // whoever reads the pipe, and each request logs a line. Warnings and errors go out at once.
@@ -7,20 +6,17 @@ import { projectRoot } from '../src/config/paths.ts';
 type Line = { msg: string; time: number; arrivedAt: number };
 
 /** Runs `body` in a process of its own, with `log` made as the service makes it; its lines, each with when it reached this end of the pipe. */
-function linesOf(body: string): Promise<Line[]> {
+async function linesOf(body: string): Promise<Line[]> {
   const script = `import { createLogger } from './src/operations/log.ts';\nconst log = createLogger({ logLevel: 'info', role: 'api' });\n${body}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: Line[] = [];
   let partial = '';
-  let errors = '';
-  child.stdout.on('data', (chunk: Buffer) => {
+  await runTsxScript(script, (chunk) => {
     const arrivedAt = Date.now();
-    const [last, ...whole] = (partial + chunk.toString('utf8')).split('\n').reverse();
+    const [last, ...whole] = (partial + chunk).split('\n').reverse();
     partial = last!;
     for (const text of whole.reverse()) lines.push({ ...(JSON.parse(text) as { msg: string; time: number }), arrivedAt });
   });
-  child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
-  return new Promise((resolve, reject) => child.once('close', (code) => (code === 0 ? resolve(lines) : reject(new Error(`exited with ${code}: ${errors}`)))));
+  return lines;
 }
 
 /** Keeps the process in the current turn for `ms`. */

@@ -12,14 +12,10 @@ import type { DocumentReply, DocumentRequest } from './requests.ts';
 
 function read(request: DocumentRequest): unknown {
   switch (request.kind) {
-    case 'hls': {
-      const { bytes, ...input } = request.input;
-      return readHlsPlaylist({ ...input, text: decoded(bytes) });
-    }
-    case 'dash': {
-      const { bytes, ...input } = request.input;
-      return planDash({ ...input, text: decoded(bytes) });
-    }
+    case 'hls':
+      return readHlsPlaylist(asText(request.input));
+    case 'dash':
+      return planDash(asText(request.input));
     case 'page':
       return findMediaInPage({ html: decoded(request.input.bytes), pageUrl: request.input.pageUrl });
     case 'ttml':
@@ -29,6 +25,10 @@ function read(request: DocumentRequest): unknown {
 
 function decoded(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+function asText<Rest extends object>({ bytes, ...rest }: Rest & { bytes: Uint8Array }): Omit<Rest, 'bytes'> & { text: string } {
+  return { ...rest, text: decoded(bytes) };
 }
 
 function answer(request: DocumentRequest): DocumentReply {
