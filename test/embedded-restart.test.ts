@@ -1,5 +1,8 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
@@ -112,6 +115,71 @@ test(
     const second = await startOn(dataDir);
     expect(second.output()).not.toContain('stopping PostgreSQL');
     expect(await postmasterOf(dataDir)).not.toBe(gone);
+    expect((await second.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
+  },
+  TWO_STARTS_MS,
+);
+
+/**
+ * A service stopped cleanly, with its postmaster.pid put back naming `pid` instead: what a crash
+ * leaves once the PID has been given to another process.
+ */
+async function stalePidFileNaming(pid: number): Promise<string> {
+  const dataDir = await freshDataDir();
+  const first = await startOn(dataDir);
+  const [, ...rest] = (await readFile(pidFileOf(dataDir), 'utf8')).split('\n');
+  await first.kill('SIGTERM');
+  await writeFile(pidFileOf(dataDir), [String(pid), ...rest].join('\n'));
+  return dataDir;
+}
+
+/** The ids of the user the embedded PostgreSQL runs as: `postgres` when the service runs as root, else the service's own. */
+async function postmasterUser(): Promise<{ uid?: number; gid?: number }> {
+  if (process.getuid?.() !== 0) return {};
+  const id = async (flag: string) => Number((await promisify(execFile)('id', [flag, 'postgres'])).stdout.trim());
+  return { uid: await id('-u'), gid: await id('-g') };
+}
+
+/**
+ * Runs `script` in sh, which prints a PID on its first line; the process is killed after the test.
+ * It runs as PostgreSQL's user: PostgreSQL takes a pid file over when signalling its PID is refused
+ * (another user's process), so only a process of its own user makes it refuse to start.
+ */
+async function shellPrintingPid(script: string): Promise<{ pid: number; shell: ChildProcess }> {
+  const shell = spawn('sh', ['-c', script], { stdio: ['ignore', 'pipe', 'ignore'], ...(await postmasterUser()) });
+  others.push(shell);
+  const [line] = (await once(shell.stdout, 'data')) as [Buffer];
+  return { pid: Number(line.toString().trim()), shell };
+}
+
+const others: ChildProcess[] = [];
+afterAll(() => others.forEach((child) => child.kill('SIGKILL')));
+
+test(
+  'when postmaster.pid names a PID that another program now runs, then the service removes the stale file and starts',
+  async () => {
+    const { pid: other } = await shellPrintingPid('echo $$; exec sleep 300');
+    const dataDir = await stalePidFileNaming(other);
+
+    const second = await startOn(dataDir);
+    expect(second.output()).toContain(`PID ${other} now names another process`);
+    expect(await isRunning(other)).toBe(true);
+    expect(await postmasterOf(dataDir)).not.toBe(other);
+    expect((await second.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
+  },
+  TWO_STARTS_MS,
+);
+
+test(
+  'when postmaster.pid names a zombie (a process ended that its parent has not collected), then the service starts',
+  async () => {
+    // sh starts a child that ends at once, then becomes sleep, which never collects it.
+    const { pid: zombie } = await shellPrintingPid('sleep 0 & echo $!; exec sleep 300');
+    await waitFor('the child to be a zombie', async () => (await statOf(zombie))[0] === 'Z', 10_000);
+    const dataDir = await stalePidFileNaming(zombie);
+
+    const second = await startOn(dataDir);
+    expect(await postmasterOf(dataDir)).not.toBe(zombie);
     expect((await second.http.getDownload('6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11')).status).toBe(404);
   },
   TWO_STARTS_MS,

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -8,8 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 // when it has not ended within SHUTDOWN_WAIT_MS. It is told apart through /proc (so on Linux only;
 // elsewhere nothing is found and PostgreSQL's own refusal to share its directory stands):
 // - the PID of the cluster's postmaster.pid must run the postgres binary with `-D <this directory>`;
-//   a pid file whose PID runs something else, or nothing, is left to PostgreSQL's own check, which
-//   takes the file over when its process is gone;
+//   a pid file whose PID runs something else, or nothing, is stale and removed: PostgreSQL's own
+//   check takes the file over only when no process has its PID, and refuses to start ("lock file
+//   already exists") when the PID has been reused or names a zombie. Its other check, that no
+//   process is still attached to the cluster's shared memory, stands;
 // - its parent must not be the service process that started it (the owner file names it), which
 //   would mean that service is still running: the database is in use, and this start fails instead.
 
@@ -74,8 +76,14 @@ async function endsWithin(pid: number, ms: number): Promise<boolean> {
 
 /** Stops the PostgreSQL that an earlier run of the service left running on `databaseDir`, if any. */
 export async function stopLeftoverPostmaster(databaseDir: string, ownerFile: string, warn: (message: string) => void): Promise<void> {
-  const pid = positiveInteger((await readOrNull(path.join(databaseDir, 'postmaster.pid')))?.split('\n')[0]);
-  if (pid === null || !(await runsCluster(pid, databaseDir))) return;
+  const pidFile = path.join(databaseDir, 'postmaster.pid');
+  const pid = positiveInteger((await readOrNull(pidFile))?.split('\n')[0]);
+  if (pid === null) return;
+  if (!(await runsCluster(pid, databaseDir))) {
+    if (await isRunning(pid)) warn(`removing ${pidFile}: its PID ${pid} now names another process, not a PostgreSQL of this directory`);
+    await rm(pidFile, { force: true });
+    return;
+  }
   const owner = positiveInteger(await readOrNull(ownerFile));
   const parent = positiveInteger((await statusOf(pid))?.[1]);
   if (owner !== null && parent === owner) {
