@@ -1,3 +1,6 @@
+import { PgBoss } from 'pg-boss';
+import { MAX_DOWNLOAD_TIMEOUT_SECONDS } from '../src/config/download-timeout.ts';
+import { downloadJobExpirySeconds } from '../src/queue/expiry.ts';
 import { startService, type Service } from '../src/service.ts';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
@@ -57,4 +60,19 @@ test('when DOWNLOAD_TIMEOUT_SECONDS is past 6 hours, then a download job expires
   expect(job).toMatchObject({ retry_limit: 6 });
   // A job that pg-boss expires while its download still runs is handed to a second worker.
   expect(job!.expire_seconds).toBeGreaterThan(36_000 + 60);
+});
+
+test('when DOWNLOAD_TIMEOUT_SECONDS is the most the configuration allows, then pg-boss takes the queue, and a job one second longer it refuses', async () => {
+  await (restarted ?? app.service).stop();
+  restarted = await startService({ ...app.config, port: Number(new URL(app.service.url).port), downloadTimeoutSeconds: MAX_DOWNLOAD_TIMEOUT_SECONDS });
+  // The whole of pg-boss's limit: the bound the configuration keeps is pg-boss's own, not a smaller one.
+  expect((await downloadQueue()).expire_seconds).toBe(downloadJobExpirySeconds(MAX_DOWNLOAD_TIMEOUT_SECONDS));
+
+  const boss = new PgBoss({ connectionString: app.config.databaseUrl!, supervise: false, schedule: false });
+  await boss.start();
+  try {
+    await expect(boss.updateQueue('download', { expireInSeconds: downloadJobExpirySeconds(MAX_DOWNLOAD_TIMEOUT_SECONDS) + 1 })).rejects.toThrow(/expiration/);
+  } finally {
+    await boss.stop({ graceful: false });
+  }
 });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { MAX_DOWNLOAD_TIMEOUT_SECONDS } from '../queue/expiry.ts';
+import { MAX_DOWNLOAD_TIMEOUT_SECONDS } from './download-timeout.ts';
 
 // Every setting comes from the environment and is checked once, at start, so that a bad value stops
 // the process with a message naming the variable instead of failing later in a download.
