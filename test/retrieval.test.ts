@@ -85,6 +85,25 @@ describe.each(['local', 's3'] as const)('with %s storage', (kind) => {
       expect(older.status).toBe(200);
     });
 
+    test('when the range unit is written in another case (BYTES=, Bytes=), then it is a range all the same (RFC 9110 14.1)', async () => {
+      for (const unit of ['BYTES', 'Bytes']) {
+        const res = await app.http.getFile(done.token!, { Range: `${unit}=0-9` });
+        expect([unit, res.status, res.headers['content-range']]).toEqual([unit, 206, `bytes 0-9/${original.length}`]);
+        expect(res.body.equals(original.subarray(0, 10))).toBe(true);
+      }
+      const suffix = await app.http.getFile(done.token!, { Range: `BYTES=-${original.length * 10}` });
+      expect([suffix.status, suffix.headers['content-range']]).toEqual([206, `bytes 0-${original.length - 1}/${original.length}`]);
+      const past = await app.http.getFile(done.token!, { Range: `BYTES=${original.length + 10}-` });
+      expect([past.status, past.headers['content-range']]).toEqual([416, `bytes */${original.length}`]);
+      // If-Range still decides whether the range holds.
+      const same = await app.http.getFile(done.token!, { Range: 'BYTES=10-19', 'If-Range': `"${done.file!.sha256}"` });
+      expect(same.status).toBe(206);
+      expect(same.body.equals(original.subarray(10, 20))).toBe(true);
+      const other = await app.http.getFile(done.token!, { Range: 'BYTES=10-19', 'If-Range': '"another-version"' });
+      expect(other.status).toBe(200);
+      expect(other.body.equals(original)).toBe(true);
+    });
+
     test('when several ranges are asked for, then the whole file answers them', async () => {
       const res = await app.http.getFile(done.token!, { Range: 'bytes=0-9,100-109' });
       expect(res.status).toBe(200);
