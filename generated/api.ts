@@ -96,6 +96,9 @@ export interface paths {
          *     as fetch()-based clients add to every conditional request (RFC 9110 has the origin evaluate
          *     the condition regardless).
          *
+         *     The link takes no query parameters, and ignores any it is given (players and caches add
+         *     some, such as `?t=123`).
+         *
          *     With `STORAGE=s3` and `S3_RETRIEVAL=redirect` the server answers `302` instead, to a
          *     presigned GET of the bucket's object that carries the same `Content-Type` and
          *     `Content-Disposition` and expires with the token or within `S3_PRESIGN_SECONDS`, whichever
@@ -107,7 +110,10 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** The headers of a finished file, without its body */
+        /**
+         * The headers of a finished file, without its body
+         * @description As `GET`, without the body; query parameters are ignored as there.
+         */
         head: operations["headFile"];
         patch?: never;
         trace?: never;

@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { get } from 'node:http';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { makeDataDir, type Download } from './support/api.ts';
 import { createTestDatabase, type TestDatabase } from './support/database.ts';
@@ -7,6 +8,7 @@ import { mediaPath } from './support/media.ts';
 import { openEventStream } from './support/event-stream.ts';
 import { killServiceProcesses, spawnServiceProcess, type ServiceProcess } from './support/service-process.ts';
 import { prepareHlsFixtures, serveHlsFixture } from './support/streams/hls-fixtures.ts';
+import { sizedMedia } from './support/sized-media.ts';
 import { waitFor } from './support/waiting.ts';
 
 // What whoever runs the service sees: /healthz and /metrics (readiness through a database restart
@@ -147,6 +149,20 @@ test('when file links are asked for, then the request metrics count them by thei
   }
 });
 
+test('when a client hangs up mid-file, then the log line of its request says the transfer was cut short', async () => {
+  const large = (await sizedMedia())['large.mp4'];
+  const created = await app.http.createDownload({ url: source.file('/cut.mp4', large) }, withKey);
+  const { token } = await completed((created.body as Download).id);
+  const whole = await fetch(`${app.url}/download/${token}`, { headers: { 'X-Request-Id': 'ops-file-whole' } });
+  await whole.arrayBuffer();
+  await hangUpMidFile(`${app.url}/download/${token}`, 'ops-file-cut');
+  const lineOf = (id: string) => waitFor(id, () => logLines().find((entry) => (entry.req as { id?: string } | undefined)?.id === id), 5_000);
+  expect(await lineOf('ops-file-cut')).toMatchObject({ res: { status: 200, aborted: true }, msg: expect.stringContaining('cut short') });
+  const complete = await lineOf('ops-file-whole');
+  expect(complete).toMatchObject({ res: { status: 200 } });
+  expect(complete.res).not.toHaveProperty('aborted');
+});
+
 test('when an HLS stream completes, then its last line says how many segments came, how many were retried, and the slowest', async () => {
   const hls = await prepareHlsFixtures();
   const created = await app.http.createDownload({ url: serveHlsFixture(source, hls.ts, '/hls/ts') }, withKey);
@@ -196,3 +212,17 @@ test('when the operations endpoints are asked, then their request durations carr
   const res = await app.http.request('GET', '/metrics', '/metrics', { headers: withKey });
   for (const id of ['getHealth', 'getReadiness']) expect(res.text).toMatch(new RegExp(`vds_http_request_duration_seconds_count\\{[^}]*operation="${id}"`));
 });
+
+/** Asks for the whole file, and goes away once the first bytes of its body have come. */
+function hangUpMidFile(url: string, requestId: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = get(url, { headers: { 'X-Request-Id': requestId } }, (res) => {
+      res.once('data', () => {
+        // The response's socket goes with it, while the service is still sending.
+        res.destroy();
+        resolve();
+      });
+    });
+    req.once('error', reject);
+  });
+}

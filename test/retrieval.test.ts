@@ -85,6 +85,25 @@ describe.each(['local', 's3'] as const)('with %s storage', (kind) => {
       expect(older.status).toBe(200);
     });
 
+    test('when the range unit is written in another case (BYTES=, Bytes=), then it is a range all the same (RFC 9110 14.1)', async () => {
+      for (const unit of ['BYTES', 'Bytes']) {
+        const res = await app.http.getFile(done.token!, { Range: `${unit}=0-9` });
+        expect([unit, res.status, res.headers['content-range']]).toEqual([unit, 206, `bytes 0-9/${original.length}`]);
+        expect(res.body.equals(original.subarray(0, 10))).toBe(true);
+      }
+      const suffix = await app.http.getFile(done.token!, { Range: `BYTES=-${original.length * 10}` });
+      expect([suffix.status, suffix.headers['content-range']]).toEqual([206, `bytes 0-${original.length - 1}/${original.length}`]);
+      const past = await app.http.getFile(done.token!, { Range: `BYTES=${original.length + 10}-` });
+      expect([past.status, past.headers['content-range']]).toEqual([416, `bytes */${original.length}`]);
+      // If-Range still decides whether the range holds.
+      const same = await app.http.getFile(done.token!, { Range: 'BYTES=10-19', 'If-Range': `"${done.file!.sha256}"` });
+      expect(same.status).toBe(206);
+      expect(same.body.equals(original.subarray(10, 20))).toBe(true);
+      const other = await app.http.getFile(done.token!, { Range: 'BYTES=10-19', 'If-Range': '"another-version"' });
+      expect(other.status).toBe(200);
+      expect(other.body.equals(original)).toBe(true);
+    });
+
     test('when several ranges are asked for, then the whole file answers them', async () => {
       const res = await app.http.getFile(done.token!, { Range: 'bytes=0-9,100-109' });
       expect(res.status).toBe(200);
@@ -237,8 +256,21 @@ describe.each(['local', 's3'] as const)('with %s storage', (kind) => {
       }
     });
 
-    test('when a file link carries a query, then the validator still refuses it', async () => {
-      const res = await fetch(`${new URL(done.download_url!).origin}/download/${done.token!}?x=1`);
+    test('when a file link carries a query that a player or cache added, then it is ignored, in the plain form and in one only Express routes', async () => {
+      const base = new URL(done.download_url!).origin;
+      for (const token of [done.token!, done.token!.replace('.', '%2E')]) {
+        for (const query of ['?t=123', '?t=123&cache=no&t=7', '?a[b]=1', '?']) {
+          const res = await fetch(`${base}/download/${token}${query}`, { headers: { Range: 'bytes=10-19' } });
+          expect([token, query, res.status]).toEqual([token, query, 206]);
+          expect(Buffer.from(await res.arrayBuffer()).equals(original.subarray(10, 20))).toBe(true);
+          const head = await fetch(`${base}/download/${token}${query}`, { method: 'HEAD' });
+          expect([token, query, head.status, head.headers.get('content-length')]).toEqual([token, query, 200, String(original.length)]);
+        }
+      }
+    });
+
+    test('when another operation carries an unknown query parameter, then it is still refused with problem+json', async () => {
+      const res = await fetch(`${new URL(done.download_url!).origin}/downloads/${done.id}?t=123`);
       expect(res.status).toBe(400);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     });

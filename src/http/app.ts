@@ -92,7 +92,8 @@ export function createApp(deps: AppDeps): RequestListener {
   api.use(operationsRoutes({ downloads: deps.downloads, files: deps.storage.files, metrics: deps.metrics, keys, ytdlpVersion: deps.ytdlpVersion }));
   api.use('/downloads', failedKeys, keys.require, requestLimit(keys, config.rateLimitPerMinute));
   api.use(express.json({ limit: MAX_BODY_BYTES }));
-  api.use(plainQueryNames);
+  // Only the /downloads operations take a query; the file link ignores any, brackets and all.
+  api.use('/downloads', plainQueryNames);
   api.use(
     OpenApiValidator.middleware({
       apiSpec: spec as never,

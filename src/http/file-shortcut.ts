@@ -7,9 +7,10 @@ import type { ServeFile } from './routes/files.ts';
 // and Express's routing, the validator and the JSON body parser cost more than a cached token
 // check with X-Accel-Redirect does. So GET and HEAD of /download/{token} in its plain form are
 // answered here, before Express, with the same security headers, request log, metrics and
-// problems. Only the plain form: one the validator could refuse (a query, a token longer than the
-// contract allows), or Express route differently (other case, a trailing slash, percent-encoding),
-// or a request with a body, goes on to Express and the validator as any other request.
+// problems. Only the plain form: one the validator could refuse (a token longer than the contract
+// allows), or Express route differently (other case, a trailing slash, percent-encoding), or a
+// request with a body, goes on to Express and the validator as any other request. A query is no
+// reason to: the file link ignores any (players and caches add their own, such as `?t=123`).
 
 /** The characters of a token (base64url and the dot between its parts), at most the contract's 200. */
 const PLAIN_TOKEN = /^[\w.-]{1,200}$/;
@@ -31,7 +32,7 @@ export function withFileShortcut(app: RequestListener, { basePath, secure, obser
   const ignore = () => {};
   return (req, res) => {
     const operation = req.method === 'GET' || req.method === 'HEAD' ? operations[req.method] : undefined;
-    const token = req.url?.startsWith(prefix) ? req.url.slice(prefix.length) : '';
+    const token = req.url?.startsWith(prefix) ? req.url.slice(prefix.length).split('?', 1)[0]! : '';
     if (!operation || !PLAIN_TOKEN.test(token) || req.headers['content-length'] || req.headers['transfer-encoding']) {
       app(req, res);
       return;

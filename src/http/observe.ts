@@ -14,6 +14,13 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const passing = (res: ServerResponse) => res.statusCode === 503 && res.hasHeader('retry-after');
 
 /**
+ * The answer was never ended: the connection closed first (a client that went mid-file, or one the
+ * service cut after an error). Its status alone would read as a whole 200 or 206.
+ */
+const cutShort = (res: ServerResponse) => !res.writableEnded;
+const ending = (res: ServerResponse) => (cutShort(res) ? ', cut short' : '');
+
+/**
  * The contract's name for the operation: the validator's match, else the route's own (those served
  * before the validator, such as /healthz; HEAD as its GET); `other` for anything else.
  */
@@ -43,14 +50,14 @@ export function observeRequests(log: Logger, metrics: Metrics, operationIds: Map
     },
     serializers: {
       req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactToken(req.url) }),
-      res: (res: { statusCode: number }) => ({ status: res.statusCode }),
+      res: (res: { statusCode: number; raw: ServerResponse }) => ({ status: res.statusCode, ...(cutShort(res.raw) && { aborted: true }) }),
     },
     // A 503 with Retry-After is the service saying "not now" (its stream limit, a database restart):
     // worth a warning, not an error with a stack that pino-http makes up for it.
     customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? (passing(res) ? 'warn' : 'error') : 'info'),
     customErrorObject: (_req, res, _error, value: Record<string, unknown>) => (passing(res) ? { ...value, err: undefined } : value),
-    customSuccessMessage: (req, res, took) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode} ${Math.round(took)} ms`,
-    customErrorMessage: (req, res) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode}`,
+    customSuccessMessage: (req, res, took) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode} ${Math.round(took)} ms${ending(res)}`,
+    customErrorMessage: (req, res) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode}${ending(res)}`,
   });
   const timed = (res: ServerResponse, operation: () => string) => {
     const end = metrics.requests.startTimer();

@@ -27,9 +27,11 @@ export async function sendStoredFile(req: IncomingMessage, res: ServerResponse, 
   }
   let start = 0;
   let end = size - 1;
-  if (req.headers.range && rangeStillApplies(String(req.headers['if-range'] ?? ''), validators)) {
-    const ranges = parseRange(size, suffixWithin(req.headers.range, size), { combine: true });
-    if (ranges === -1 && unsatisfiable(req.headers.range, size))
+  // The range unit is case-insensitive (RFC 9110 14.1); range-parser and the checks below know only `bytes=`.
+  const range = req.headers.range?.replace(/^bytes=/i, 'bytes=');
+  if (range && rangeStillApplies(String(req.headers['if-range'] ?? ''), validators)) {
+    const ranges = parseRange(size, suffixWithin(range, size), { combine: true });
+    if (ranges === -1 && unsatisfiable(range, size))
       throw new HttpProblem(416, `The range cannot be satisfied; the file has ${size} bytes.`, { 'Content-Range': `bytes */${size}` });
     // Several ranges would need a multipart body; the whole file answers them as well.
     if (ranges !== -1 && ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
