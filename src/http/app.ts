@@ -13,6 +13,7 @@ import type { Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
 import type { Storage } from '../storage/index.ts';
 import { ApiKeys } from './auth.ts';
+import { knownBodyEncoding } from './body-encodings.ts';
 import { withFileShortcut } from './file-shortcut.ts';
 import { observeRequests } from './observe.ts';
 import { plainQueryNames } from './plain-query.ts';
@@ -91,7 +92,7 @@ export function createApp(deps: AppDeps): RequestListener {
   api.use('/metrics', failedKeys);
   api.use(operationsRoutes({ downloads: deps.downloads, files: deps.storage.files, metrics: deps.metrics, keys, ytdlpVersion: deps.ytdlpVersion }));
   api.use('/downloads', failedKeys, keys.require, requestLimit(keys, config.rateLimitPerMinute));
-  api.use(express.json({ limit: MAX_BODY_BYTES }));
+  api.use(knownBodyEncoding, express.json({ limit: MAX_BODY_BYTES }));
   // Only the /downloads operations take a query; the file link ignores any, brackets and all.
   api.use('/downloads', plainQueryNames);
   api.use(

@@ -62,10 +62,15 @@ function isClientHttpError(error: unknown): error is ClientHttpError {
   return candidate?.expose === true && typeof candidate.status === 'number' && candidate.status >= 400 && candidate.status < 500;
 }
 
+/** The encodings a request body may come in: what body-parser decodes on every Node the service supports. */
+export const BODY_ENCODINGS = ['identity', 'gzip', 'deflate', 'br'];
+
+export const unsupportedBodyEncoding = () => new HttpProblem(415, `The request body's Content-Encoding must be one of ${BODY_ENCODINGS.join(', ')}.`);
+
 const bodyParserProblems: Record<string, (error: ClientHttpError) => HttpProblem> = {
   'entity.too.large': (error) => new HttpProblem(413, `The request body is larger than ${error.limit} bytes.`),
   'entity.parse.failed': () => new HttpProblem(400, 'The request body is not valid JSON.', {}, [{ field: '/body', message: 'is not valid JSON' }]),
-  'encoding.unsupported': () => new HttpProblem(415, 'The request body must be UTF-8 JSON.'),
+  'encoding.unsupported': unsupportedBodyEncoding,
   'charset.unsupported': () => new HttpProblem(415, 'The request body must be UTF-8 JSON.'),
 };
 
