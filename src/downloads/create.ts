@@ -1,13 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { components } from '../../generated/api.ts';
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import type { Caller } from './caller.ts';
 import { CreateBatcher } from './create-batch.ts';
+import { CreateRequestCheck, type CreateDownloadInput, type CreateRules } from './create-rules.ts';
 import { cleanFileName } from './filename.ts';
 import type { DownloadRepository, NewDownload } from './repository.ts';
-
-export type CreateDownloadInput = components['schemas']['CreateDownload'];
 
 /** `over_limit`: the caller already has as many downloads running or waiting as it may. */
 export type CreateResult = { kind: 'created' | 'replayed'; row: Row } | { kind: 'key_conflict' } | { kind: 'over_limit'; limit: number };
@@ -36,13 +34,19 @@ function requestHash(input: CreateDownloadInput): string {
  */
 export class DownloadCreator {
   private readonly batch: CreateBatcher;
+  private readonly request: CreateRequestCheck;
 
-  constructor(private readonly deps: { downloads: DownloadRepository; maxActivePerKey: number }) {
+  constructor(private readonly deps: { downloads: DownloadRepository; maxActivePerKey: number; rules: CreateRules }) {
     this.batch = new CreateBatcher(deps);
+    this.request = new CreateRequestCheck(deps.rules);
   }
 
-  /** `linkBase`: the origin and BASE_PATH of the request, which links in its webhook are built on. */
+  /**
+   * `linkBase`: the origin and BASE_PATH of the request, which links in its webhook are built on.
+   * Throws InvalidDownloadRequest, before anything is stored, for a request that cannot be a download.
+   */
   async create(caller: Caller, input: CreateDownloadInput, idempotencyKey: string | undefined, linkBase: string): Promise<CreateResult> {
+    this.request.check(input);
     const data = newDownload(caller, input, idempotencyKey, linkBase);
     const replay = () => (idempotencyKey ? this.replay(caller.owner, idempotencyKey, data.requestHash) : null);
     const earlier = await replay();

@@ -1,6 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request } from 'express';
 import type { components } from '../../generated/api.ts';
+import { InvalidDownloadRequest } from '../downloads/create-rules.ts';
 import { unavailableCode } from '../db/errors.ts';
 import { StoreUnavailable } from '../storage/index.ts';
 
@@ -121,6 +122,7 @@ const RETRY_AFTER_SECONDS = 5;
 
 export function toProblem(error: unknown, req: FailedRequest): HttpProblem {
   if (error instanceof HttpProblem) return error;
+  if (error instanceof InvalidDownloadRequest) return new HttpProblem(400, error.message, {}, [{ field: error.field, message: error.reason }]);
   const code = unavailableCode(error);
   if (code) {
     req.log.warn({ code }, 'database unavailable');

@@ -8,7 +8,6 @@ import { InvalidCursorError, listDownloads } from '../../downloads/list.ts';
 import { presentDownload } from '../../downloads/present.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { EventStreams } from '../../events/event-streams.ts';
-import { AddressPolicy } from '../../sources/address-policy.ts';
 import type { Metrics } from '../../operations/metrics.ts';
 import type { ApiKeys } from '../auth.ts';
 import type { Storage } from '../../storage/index.ts';
@@ -32,25 +31,6 @@ function publicBase(req: Request, config: Config): string {
 /** How long a caller at its limit of active downloads is asked to wait: about a short download's time. */
 const ACTIVE_LIMIT_RETRY_SECONDS = 10;
 
-function invalid(field: string, message: string, detail = 'The request is invalid.'): HttpProblem {
-  return new HttpProblem(400, detail, {}, [{ field, message }]);
-}
-
-/**
- * The schema's `uri` format is RFC 3986 syntax; what the fetcher will use is the WHATWG URL parser,
- * which also refuses what the syntax allows but no request could go to (a port over 65535, no host);
- * port 0 it takes, and nothing listens there either.
- */
-function parseHttpUrl(value: string, field: string): URL {
-  try {
-    const url = new URL(value);
-    if (url.hostname && url.port !== '0') return url;
-  } catch {
-    // Answered below, like a URL without a host.
-  }
-  throw invalid(field, 'must be an http(s) URL with a host');
-}
-
 /** Also the answer for another key's download: that it exists is not revealed. */
 function notFound(id: string): HttpProblem {
   return new HttpProblem(404, `No download with id ${id}.`);
@@ -65,8 +45,11 @@ function wantsEvents(req: Request): boolean {
 export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   const router = Router();
   const { downloads, config, keys } = deps;
-  const addresses = new AddressPolicy(config.allowPrivateAddresses);
-  const creator = new DownloadCreator({ downloads, maxActivePerKey: config.maxActiveDownloadsPerKey });
+  const creator = new DownloadCreator({
+    downloads,
+    maxActivePerKey: config.maxActiveDownloadsPerKey,
+    rules: { allowPrivateAddresses: config.allowPrivateAddresses, webhooks: Boolean(config.webhookSecret) },
+  });
   const refuseWhenFull = () => {
     if (deps.streams.full) {
       throw new HttpProblem(503, `This server holds as many event streams as it allows (${deps.streams.max}); try again shortly.`, { 'Retry-After': '5' });
@@ -75,46 +58,6 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
 
   router.post('/downloads', async (req, res) => {
     const body = req.body as RequestBody<'/downloads', 'post'>;
-    const url = parseHttpUrl(body.url, '/body/url');
-    // The worker checks every address it connects to; what is private on its face is refused here.
-    if (addresses.refusesOnItsFace(url)) {
-      throw invalid(
-        '/body/url',
-        'must not point to a private or loopback address',
-        'The URL points to a private or loopback address, which this server does not fetch from.',
-      );
-    }
-    if (body.audio_format !== undefined && body.mode !== 'audio') {
-      throw invalid('/body/audio_format', 'needs mode "audio"', 'audio_format applies to mode "audio" only; add "mode": "audio" or leave audio_format out.');
-    }
-    if (body.subtitles && body.subtitles.length > 1 && body.subtitles.some((language) => language.toLowerCase() === 'all')) {
-      throw invalid('/body/subtitles', 'must be ["all"] alone, or language tags', 'subtitles takes either ["all"] or a list of language tags, not both.');
-    }
-    if (body.callback_url !== undefined) {
-      if (!config.webhookSecret) {
-        throw invalid(
-          '/body/callback_url',
-          'needs the server setting WEBHOOK_SECRET',
-          'This server sends no webhooks: callback_url needs the server setting WEBHOOK_SECRET, which is not set.',
-        );
-      }
-      const callback = parseHttpUrl(body.callback_url, '/body/callback_url');
-      // The address is shown to whoever reads the download; and deliveries send no credentials.
-      if (callback.username || callback.password) {
-        throw invalid(
-          '/body/callback_url',
-          'must not carry a user name or password',
-          'The callback_url carries a user name or password, which would be shown with the download; authenticate the webhook by its signature instead.',
-        );
-      }
-      if (addresses.refusesOnItsFace(callback)) {
-        throw invalid(
-          '/body/callback_url',
-          'must not point to a private or loopback address',
-          'The callback_url points to a private or loopback address, which this server does not send webhooks to.',
-        );
-      }
-    }
     const key = req.get('idempotency-key');
     const base = publicBase(req, config);
     const result = await creator.create(keys.callerOf(req), body, key, base);
@@ -141,7 +84,9 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
       const base = publicBase(req, config);
       sendJson(res, ['/downloads', 'get'], 200, { items: page.rows.map((row) => presentDownload(row, base)), next_cursor: page.nextCursor });
     } catch (error) {
-      if (error instanceof InvalidCursorError) throw invalid('/query/cursor', 'must be a next_cursor this service returned', error.message);
+      if (error instanceof InvalidCursorError) {
+        throw new HttpProblem(400, error.message, {}, [{ field: '/query/cursor', message: 'must be a next_cursor this service returned' }]);
+      }
       throw error;
     }
   });
