@@ -1,4 +1,4 @@
-import { findMediaInPage } from '../src/sources/html/page-media.ts';
+import { findMediaInPage } from '../../src/sources/html/page-media.ts';
 
 // The subtitle and caption <track>s of a page's videos, read by findMediaInPage beside its media
 // candidates. Every attribute is the page's, so every one is written here as an attacker would.

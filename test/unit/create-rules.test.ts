@@ -1,4 +1,4 @@
-import { CreateRequestCheck, InvalidDownloadRequest, type CreateDownloadInput } from '../src/downloads/create-rules.ts';
+import { CreateRequestCheck, InvalidDownloadRequest, type CreateDownloadInput } from '../../src/downloads/create-rules.ts';
 
 // The rules a request for a download must keep beyond the contract's schema, decided by the
 // domain's create: the same for every caller of it, with no HTTP and no database in between.

@@ -1,5 +1,5 @@
-import { cleanFileName, fileNameFor } from '../src/downloads/filename.ts';
-import { dispositionName } from '../src/sources/direct/disposition.ts';
+import { cleanFileName, fileNameFor } from '../../src/downloads/filename.ts';
+import { dispositionName } from '../../src/sources/direct/disposition.ts';
 
 // A name a user will see in a file manager or a browser's download bar: nothing in it may change
 // how the rest of it is shown.

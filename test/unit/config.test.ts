@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../src/config/index.ts';
+import { ConfigError, loadConfig } from '../../src/config/index.ts';
 
 describe('configuration', () => {
   test('when nothing is set, then the documented defaults apply', () => {

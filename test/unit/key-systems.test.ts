@@ -1,7 +1,7 @@
-import { DownloadError } from '../src/core/errors.ts';
-import { planDash } from '../src/sources/dash/index.ts';
-import { readHlsPlaylist } from '../src/sources/hls/read-playlist.ts';
-import { KEY_SYSTEMS } from '../src/sources/key-systems.ts';
+import { DownloadError } from '../../src/core/errors.ts';
+import { planDash } from '../../src/sources/dash/index.ts';
+import { readHlsPlaylist } from '../../src/sources/hls/read-playlist.ts';
+import { KEY_SYSTEMS } from '../../src/sources/key-systems.ts';
 
 // A DRM system named by both formats must be named alike in both refusals: the table is one.
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { AUDIO_CODEC_FAMILIES } from '../src/sources/audio-codecs.ts';
-import { planDash } from '../src/sources/dash/index.ts';
-import { readHlsPlaylist } from '../src/sources/hls/read-playlist.ts';
+import { AUDIO_CODEC_FAMILIES } from '../../src/sources/audio-codecs.ts';
+import { planDash } from '../../src/sources/dash/index.ts';
+import { readHlsPlaylist } from '../../src/sources/hls/read-playlist.ts';
 
 // HLS and DASH read the same codec strings, so each audio codec family must mean audio to both:
 // once one of them learned a family the other did not, and a stream's kind depended on its format.
