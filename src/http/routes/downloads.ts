@@ -165,7 +165,9 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
     const id = req.params.download_uuid;
     const cancelled = await cancelDownload(deps, id, keys.callerOf(req));
     if (!cancelled) throw notFound(id);
-    if (cancelled.changed && cancelled.row.status === 'cancelled') deps.metrics.finished.inc({ status: 'cancelled', source: 'unknown' });
+    if (cancelled.changed && cancelled.row.status === 'cancelled') {
+      deps.metrics.finished.inc({ status: 'cancelled', source: cancelled.row.sourceKind ?? 'unknown' });
+    }
     sendJson(res, ['/downloads/{download_uuid}', 'delete'], 200, presentDownload(cancelled.row, publicBase(req, config)));
   });
 
