@@ -407,7 +407,9 @@ export interface components {
         /**
          * @description `queued -> downloading -> processing -> completed -> expired`; any of the first three can
          *     become `failed`, or `cancelled` by `DELETE`. A transient failure returns to `queued` until
-         *     the retry limit. `failed`, `cancelled` and `expired` are final.
+         *     the retry limit. A `completed` download becomes `expired` when its time is up, on `DELETE`,
+         *     or once the service finds its file gone from storage. `failed`, `cancelled` and `expired`
+         *     are final.
          * @enum {string}
          */
         DownloadStatus: "queued" | "downloading" | "processing" | "completed" | "failed" | "cancelled" | "expired";

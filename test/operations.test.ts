@@ -124,6 +124,45 @@ test('when a download completes, then the metrics count it, its bytes and its du
   expect(lines.some((line) => (line.req as { url?: string } | undefined)?.url === '/download/[token]')).toBe(true);
 });
 
+test('when a download fails after its source kind was found, then the metrics count the failure under that kind; one that failed before, under unknown', async () => {
+  const failedAs = { status: 'failed', source: 'direct' };
+  const failedUnknown = { status: 'failed', source: 'unknown' };
+  const before = await metrics();
+  // A file that starts like an MP4 (so it is read as a direct file) and is none.
+  const noise = Buffer.alloc(64 * 1024, 7);
+  noise.write('\x00\x00\x00\x18ftypisom', 0, 'latin1');
+  const notMedia = (await app.http.createDownload({ url: source.content('/noise.mp4', noise) }, withKey)).body as Download;
+  const missing = (await app.http.createDownload({ url: source.status('/missing.mp4', 404) }, withKey)).body as Download;
+  const ended = async (id: string) =>
+    waitFor(
+      'failed',
+      async () => {
+        const now = (await app.http.getDownload(id, withKey)).body as Download;
+        return now.status === 'failed' ? now : undefined;
+      },
+      30_000,
+    );
+  expect(await ended(notMedia.id)).toMatchObject({ error: { code: 'unsupported_source' }, source: { kind: 'direct' } });
+  expect(await ended(missing.id)).toMatchObject({ error: { code: 'source_http_error' }, source: null });
+
+  const after = await metrics();
+  expect(valueOf(after, 'vds_downloads_finished_total', failedAs) - valueOf(before, 'vds_downloads_finished_total', failedAs)).toBe(1);
+  expect(valueOf(after, 'vds_downloads_finished_total', failedUnknown) - valueOf(before, 'vds_downloads_finished_total', failedUnknown)).toBe(1);
+});
+
+test('when a running download is cancelled after its source kind was found, then the metrics count it under that kind', async () => {
+  const cancelledAs = { status: 'cancelled', source: 'direct' };
+  const before = await metrics();
+  const created = (await app.http.createDownload({ url: source.file('/slow.mp4', mediaPath('big.mp4'), { bytesPerSecond: 256 * 1024 }) }, withKey))
+    .body as Download;
+  await waitFor('the source kind', async () => ((await app.http.getDownload(created.id, withKey)).body as Download).source?.kind === 'direct', 15_000);
+  expect((await app.http.request('DELETE', `/downloads/${created.id}`, '/downloads/{download_uuid}', { headers: withKey })).body).toMatchObject({
+    status: 'cancelled',
+  });
+  const after = await metrics();
+  expect(valueOf(after, 'vds_downloads_finished_total', cancelledAs) - valueOf(before, 'vds_downloads_finished_total', cancelledAs)).toBe(1);
+});
+
 test('when file links are asked for, then the request metrics count them by their operation and the log has a line for each', async () => {
   const created = await app.http.createDownload({ url: source.file('/served.mp4', mediaPath('clip.mp4')) }, withKey);
   const { token } = await completed((created.body as Download).id);

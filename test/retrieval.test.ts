@@ -17,6 +17,10 @@ describe.each(['local', 's3'] as const)('with %s storage', (kind) => {
   let original: Buffer;
   let s3: S3Server | undefined;
 
+  /** Whether the list of downloads in `status` holds `id` (the newest 100: more than a file makes). */
+  const listed = async (id: string, status: string) =>
+    bodyJson<{ items: Download[] }>(await app.http.request('GET', `/downloads?status=${status}&limit=100`, '/downloads')).items.some((item) => item.id === id);
+
   /** Takes the stored file away behind the service's back, as another process or a person would. */
   const removeStored = (id: string) => (s3 ? s3.removeObject(id) : rm(path.join(app.config.dataDir, 'files', id)));
 
@@ -147,6 +151,28 @@ describe.each(['local', 's3'] as const)('with %s storage', (kind) => {
       }
       expect(status).toBe(410);
       expect(Date.now() - started).toBeLessThan(2_500);
+    });
+
+    test('when the stored file is lost (removed by hand), then GET /downloads/{id} says expired, and the list and the file link agree', async () => {
+      const created = await app.http.createDownload({ url: source.file('/lost.mp4', mediaPath('clip.mp4')) });
+      const lost = await app.waitForStatus(created.body.id as string, ['completed']);
+      await removeStored(lost.id);
+      const now = bodyJson<Download>(await app.http.getDownload(lost.id));
+      expect(now).toMatchObject({ status: 'expired', token: null, download_url: null, file: { sha256: lost.file!.sha256 } });
+      expect(Date.parse(now.expires_at!)).toBeLessThanOrEqual(Date.now());
+      expect(await listed(lost.id, 'expired')).toBe(true);
+      const link = await app.http.getFile(lost.token!);
+      expect(link.status).toBe(410);
+      expect(bodyJson<{ detail: string }>(link).detail).toMatch(/expired/);
+    });
+
+    test('when the file link finds the stored file lost, then the download is expired for the list too', async () => {
+      const created = await app.http.createDownload({ url: source.file('/lost-link.mp4', mediaPath('clip.mp4')) });
+      const lost = await app.waitForStatus(created.body.id as string, ['completed']);
+      await removeStored(lost.id);
+      expect((await app.http.getFile(lost.token!)).status).toBe(410);
+      expect(await listed(lost.id, 'expired')).toBe(true);
+      expect(await listed(lost.id, 'completed')).toBe(false);
     });
 
     test('when a suffix range asks for more than the file, then the whole file comes as 206', async () => {

@@ -1,4 +1,5 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { startTestService, type Download, type TestService } from './support/api.ts';
@@ -107,6 +108,31 @@ test('when "Sound only" is chosen, then the ready file is the audio as .m4a; Rem
   expect(((await app.http.getDownload(id)).body as Download).status).toBe('expired');
   expect((await app.http.getFile(done.download_url!)).status).toBe(410);
   await page.screenshot({ path: `${artifacts}removed.png` });
+  await page.context().close();
+});
+
+test('when a ready file is lost from storage, then the page shows it expired, not Ready, and offers no link', async () => {
+  const created = await app.http.createDownload({ url: source.file('/lost-page.mp4', mediaPath('clip.mp4')) });
+  const done = await app.waitForStatus((created.body as Download).id, ['completed']);
+  await rm(path.join(app.config.dataDir, 'files', done.id));
+  const page = await openPage(app);
+  const item = card(page, done.id);
+  await waitFor('expired on the page', async () => (await item.getAttribute('data-status')) === 'expired', 10_000);
+  await expect(item.locator('.state').innerText()).resolves.toMatch(/^Expired/);
+  await expect(item.getByRole('link', { name: 'Save the file' }).isHidden()).resolves.toBe(true);
+  await page.context().close();
+});
+
+test('when a ready file is lost while the page shows it, then Save the file turns the card to expired', async () => {
+  const created = await app.http.createDownload({ url: source.file('/lost-open.mp4', mediaPath('clip.mp4')) });
+  const done = await app.waitForStatus((created.body as Download).id, ['completed']);
+  const page = await openPage(app);
+  const item = card(page, done.id);
+  await expect(item.locator('.state').innerText()).resolves.toMatch(/^Ready/);
+  await rm(path.join(app.config.dataDir, 'files', done.id));
+  await item.getByRole('link', { name: 'Save the file' }).click();
+  await waitFor('expired on the page', async () => (await item.getAttribute('data-status')) === 'expired', 10_000);
+  await expect(item.locator('.state').innerText()).resolves.toMatch(/^Expired/);
   await page.context().close();
 });
 

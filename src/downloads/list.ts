@@ -1,6 +1,8 @@
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import type { DownloadStatus } from '../core/statuses.ts';
+import type { Storage } from '../storage/index.ts';
 import type { Caller } from './caller.ts';
+import { confirmFiles } from './lost-files.ts';
 import type { DownloadRepository, ListPosition } from './repository.ts';
 
 // The list is paged by position, not by offset: a cursor names the last download of a page
@@ -31,14 +33,20 @@ export function decodeCursor(cursor: string): ListPosition {
 }
 
 export async function listDownloads(
-  downloads: DownloadRepository,
+  deps: { downloads: DownloadRepository; storage: Storage },
   caller: Caller,
   query: { statuses: DownloadStatus[] | undefined; limit: number; cursor: string | undefined },
 ): Promise<Page> {
+  const { statuses } = query;
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
   // One more than asked says whether there is a next page.
-  const rows = await downloads.list({ caller, statuses: query.statuses, limit: query.limit + 1, after });
+  const rows = await deps.downloads.list({ caller, statuses, limit: query.limit + 1, after });
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
-  return { rows: page, nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null };
+  // A download found expired here leaves a list of other states; the cursor still names the last one read.
+  const now = await confirmFiles(deps, page);
+  return {
+    rows: statuses ? now.filter((row) => statuses.includes(row.status)) : now,
+    nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+  };
 }

@@ -22,4 +22,9 @@ export class TokenLookup {
     if (row.status === 'completed') this.completed.set(parsed.id, row);
     return row;
   }
+
+  /** Drops what is kept of download `id`, which has changed (its file was found gone). */
+  forget(id: string): void {
+    this.completed.delete(id);
+  }
 }

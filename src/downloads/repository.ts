@@ -368,6 +368,19 @@ export class DownloadRepository {
     );
   }
 
+  /**
+   * Completed downloads whose file the store no longer has become `expired` now, as a DELETE makes
+   * them; returns the rows changed (one another process changed first is not among them).
+   */
+  async expireLost(candidates: string[]): Promise<Row[]> {
+    return (
+      await this.prisma.$queryRaw<Record<string, unknown>[]>`
+        UPDATE downloads SET status = 'expired', expires_at = LEAST(expires_at, now()), updated_at = now()
+         WHERE id = ANY(${candidates}::uuid[]) AND status = 'completed'
+     RETURNING *`
+    ).map(toRow);
+  }
+
   /** Of `ids`, those whose downloads are still running or waiting to (their working files matter). */
   async activeAmong(candidates: string[]): Promise<Set<string>> {
     const rows = await this.prisma.download.findMany({ where: { id: { in: candidates }, status: { in: ACTIVE } }, select: { id: true } });

@@ -42,8 +42,13 @@ export interface FileStore {
   put(id: string, file: string, contentType: string, signal: AbortSignal): Promise<void>;
   /** Runs `use` with the file of `id` open; null, without calling it, when there is none. */
   read<T>(id: string, use: (file: StoredFile) => Promise<T>): Promise<T | null>;
-  /** Whether the file of `id` is there. */
-  has(id: string): Promise<boolean>;
+  /** Whether the file of `id` is there: an answer up to a second old, or, `fresh`, the store's own now. */
+  has(id: string, fresh?: boolean): Promise<boolean>;
+  /**
+   * Of `ids`, those without a file, when the store can tell for many at little cost; null when it
+   * cannot (a request per file), and only `has` then looks.
+   */
+  missingAmong(ids: string[]): Promise<string[] | null>;
   /** Removes the file of `id`; nothing when there is none. */
   remove(id: string): Promise<void>;
   /** A URL that serves the file of `id` without this service, until `expiresAt` at most; null when the store has none. */

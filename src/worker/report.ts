@@ -58,9 +58,10 @@ export class AttemptReport {
     this.log.error({ err: thrown }, 'unexpected error in a download');
   }
 
-  failed(error: DownloadError): void {
-    this.metrics.finished.inc({ status: 'failed', source: 'unknown' });
-    this.log.warn({ status: 'failed', error_code: error.code, error: error.message }, 'download failed');
+  /** `source`: the kind found before the failure; null (counted as `unknown`) when it failed before that. */
+  failed(error: DownloadError, source: string | null): void {
+    this.metrics.finished.inc({ status: 'failed', source: source ?? 'unknown' });
+    this.log.warn({ status: 'failed', source, error_code: error.code, error: error.message }, 'download failed');
   }
 
   retrying(error: DownloadError | null): void {

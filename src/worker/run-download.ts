@@ -110,6 +110,8 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
   const signal = AbortSignal.any([stop, attempt.lost, AbortSignal.timeout(config.downloadTimeoutSeconds * 1000)]);
   // What is learnt of the source is recorded in the order it was learnt, while the fetch goes on.
   let recorded = Promise.resolve();
+  // The kind an earlier attempt found stands until this one finds it again: a resumed fetch may not ask.
+  let kind = row.sourceKind;
   try {
     const workDir = await storage.work.folder(row.id);
     const fetched = await fetchMedia(
@@ -139,6 +141,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
         },
         phaseEnded: (phase) => report.phase(phase),
         found: (source) => {
+          kind = source.kind;
           recorded = recorded.then(() => attempt.recordSource(foundSource(source))).catch((error: unknown) => report.unexpected(error));
         },
       },
@@ -172,6 +175,8 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
     }
     if (completed) report.completed(fetched.source, file.sizeBytes, fetched.segments);
   } catch (thrown) {
+    // Before any outcome: the failed download must show the source it found, as its metric counts it.
+    await recorded;
     await progress.flush();
     if ((stop.aborted || attempt.lost.aborted) && (await wasCancelled(deps, row.id))) {
       // Cancelled: the download has ended, and no other attempt will hold it, so its files go now.
@@ -196,7 +201,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
     }
     if (await attempt.fail(error)) {
       await storage.discardAll(row.id);
-      report.failed(error);
+      report.failed(error, kind);
     }
   }
 }

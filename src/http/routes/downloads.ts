@@ -5,6 +5,7 @@ import type { DownloadStatus } from '../../core/statuses.ts';
 import { cancelDownload } from '../../downloads/cancel.ts';
 import { DownloadCreator } from '../../downloads/create.ts';
 import { InvalidCursorError, listDownloads } from '../../downloads/list.ts';
+import { confirmFile } from '../../downloads/lost-files.ts';
 import { presentDownload } from '../../downloads/present.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { EventStreams } from '../../events/event-streams.ts';
@@ -80,7 +81,7 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
     // The validator has checked the query and turned it into numbers and arrays.
     const query = req.query as { status?: DownloadStatus[]; limit?: number; cursor?: string };
     try {
-      const page = await listDownloads(downloads, keys.callerOf(req), { statuses: query.status, limit: query.limit ?? 20, cursor: query.cursor });
+      const page = await listDownloads(deps, keys.callerOf(req), { statuses: query.status, limit: query.limit ?? 20, cursor: query.cursor });
       const base = publicBase(req, config);
       sendJson(res, ['/downloads', 'get'], 200, { items: page.rows.map((row) => presentDownload(row, base)), next_cursor: page.nextCursor });
     } catch (error) {
@@ -96,8 +97,9 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
     const events = wantsEvents(req);
     // Checked before the read, so that a full server costs no query.
     if (events) refuseWhenFull();
-    const row = await downloads.findFor(id, keys.callerOf(req));
-    if (!row) throw notFound(id);
+    const found = await downloads.findFor(id, keys.callerOf(req));
+    if (!found) throw notFound(id);
+    const row = await confirmFile(deps, found);
     const base = publicBase(req, config);
     if (!events) return sendJson(res, ['/downloads/{download_uuid}', 'get'], 200, presentDownload(row, base));
     // Again after the read: requests that arrived together all passed the first check, and only
@@ -110,7 +112,9 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
     const id = req.params.download_uuid;
     const cancelled = await cancelDownload(deps, id, keys.callerOf(req));
     if (!cancelled) throw notFound(id);
-    if (cancelled.changed && cancelled.row.status === 'cancelled') deps.metrics.finished.inc({ status: 'cancelled', source: 'unknown' });
+    if (cancelled.changed && cancelled.row.status === 'cancelled') {
+      deps.metrics.finished.inc({ status: 'cancelled', source: cancelled.row.sourceKind ?? 'unknown' });
+    }
     sendJson(res, ['/downloads/{download_uuid}', 'delete'], 200, presentDownload(cancelled.row, publicBase(req, config)));
   });
 

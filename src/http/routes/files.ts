@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { create, encodeExtended } from 'content-disposition';
 import { Router } from 'express';
 import { servedType } from '../../media/containers.ts';
+import { fileLost } from '../../downloads/lost-files.ts';
 import { TokenLookup } from '../../downloads/read.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Config } from '../../config/index.ts';
@@ -37,11 +38,17 @@ export function fileServer(deps: { downloads: DownloadRepository; storage: Stora
     if (row.status === 'expired' || row.expiresAt <= new Date()) {
       throw new HttpProblem(410, `This file expired at ${row.expiresAt.toISOString()} and was removed.`);
     }
+    // The file is gone for good: the download is expired from now on, for its GET and the list too.
+    const lost = async () => {
+      tokens.forget(row.id);
+      await fileLost(deps.downloads, row.id);
+      return new HttpProblem(410, 'This file is no longer stored.');
+    };
     const type = servedType(row.contentType);
     const disposition = attachment(row.fileName ?? 'video');
     if (deps.config.fileOffload === 'nginx' || presignSeconds !== null) {
       // nginx and the bucket would answer for a file that is gone with an error page of their own.
-      if (!(await files.has(row.id))) throw new HttpProblem(410, 'This file is no longer stored.');
+      if (!(await files.has(row.id))) throw await lost();
     }
     // nginx keeps Content-Type, Content-Disposition and Cache-Control of this answer.
     const setFileHeaders = () => {
@@ -79,11 +86,11 @@ export function fileServer(deps: { downloads: DownloadRepository; storage: Stora
         await sendStoredFile(req, res, file);
         return true;
       });
-      if (sent === null) throw new HttpProblem(410, 'This file is no longer stored.');
+      if (sent === null) throw new StoredFileGone(row.id);
     } catch (error) {
       // A problem replaces the file's answer: none of the file's headers may stay on it.
       if (!res.headersSent) clearFileHeaders(res);
-      throw error instanceof StoredFileGone ? new HttpProblem(410, 'This file is no longer stored.') : error;
+      throw error instanceof StoredFileGone ? await lost() : error;
     }
   };
 }

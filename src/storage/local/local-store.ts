@@ -1,4 +1,4 @@
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileStore, StoredFile } from '../store.ts';
 import { OpenFiles } from './open-files.ts';
@@ -32,8 +32,22 @@ export class LocalStore implements FileStore {
     return this.openFiles.use(this.pathOf(id), ({ handle, size }) => use({ size, sendTo: (out, start, end) => writeBytes(out, handle, start, end) }));
   }
 
+  /** A stat: no descriptor is opened (or kept, with a second's doubt about the file) for a file only looked for. */
   async has(id: string): Promise<boolean> {
-    return (await this.openFiles.use(this.pathOf(id), () => Promise.resolve(true))) ?? false;
+    return !(await this.missingAmong([id])).length;
+  }
+
+  /** A stat each. */
+  async missingAmong(ids: string[]): Promise<string[]> {
+    const missing = await Promise.all(
+      ids.map((id) =>
+        stat(this.pathOf(id)).then(
+          () => null,
+          (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? id : null),
+        ),
+      ),
+    );
+    return missing.filter((id) => id !== null);
   }
 
   async remove(id: string): Promise<void> {

@@ -60,8 +60,13 @@ export class S3Store implements FileStore {
     return use({ size, sendTo: (out, start, end) => this.sendRange(id, out, start, end) });
   }
 
-  async has(id: string): Promise<boolean> {
-    return (await this.sizeOf(id)) !== null;
+  async has(id: string, fresh = false): Promise<boolean> {
+    return (await this.sizeOf(id, fresh)) !== null;
+  }
+
+  /** A HEAD per file, which a list of many would pay for every time: left to `has`. */
+  missingAmong(): Promise<null> {
+    return Promise.resolve(null);
   }
 
   async remove(id: string): Promise<void> {
@@ -98,13 +103,15 @@ export class S3Store implements FileStore {
     this.bucket.close();
   }
 
-  private async sizeOf(id: string): Promise<number | null> {
+  /** `fresh`: asked of the bucket, and not kept, so that a look at the file (GET of its download) never delays the news that it is gone. */
+  private async sizeOf(id: string, fresh = false): Promise<number | null> {
     const known = this.sizes.get(id);
-    if (known && Date.now() - known.at < SIZE_KEPT_MS) return known.size;
+    if (!fresh && known && Date.now() - known.at < SIZE_KEPT_MS) return known.size;
     this.sizes.delete(id);
     try {
       const head = await this.bucket.client.send(new HeadObjectCommand({ Bucket: this.bucket.name, Key: this.bucket.keyOf(id) }));
       const size = head.ContentLength ?? 0;
+      if (fresh) return size;
       // The oldest entry goes first: a Map keeps its insertion order.
       if (this.sizes.size >= SIZES_KEPT) this.sizes.delete(this.sizes.keys().next().value!);
       this.sizes.set(id, { size, at: Date.now() });

@@ -61,6 +61,7 @@ export class DownloadCard {
     this.bar.max = 100;
     this.cancelButton.type = 'button';
     this.cancelButton.addEventListener('click', () => void this.cancel());
+    this.link.addEventListener('click', () => void this.recheck());
     this.actions.append(this.link, this.cancelButton);
     this.node.append(this.title, this.source, this.state, this.bar, this.actions, this.problem);
     this.render();
@@ -82,6 +83,18 @@ export class DownloadCard {
   notice(sentence: string): void {
     this.note = sentence;
     this.render();
+  }
+
+  /**
+   * Asked for again as its file is taken: a file lost from storage since the card was drawn turns
+   * the card to expired (the service looks for the file as it answers), where it would stay Ready.
+   */
+  private async recheck(): Promise<void> {
+    try {
+      this.update(await this.client().get(this.current.id));
+    } catch (error) {
+      this.notice(sentenceOf(error));
+    }
   }
 
   private async cancel(): Promise<void> {
