@@ -121,7 +121,9 @@ export interface paths {
         };
         /**
          * This OpenAPI document
-         * @description The contract the service implements, as YAML, for generating clients. Needs no API key.
+         * @description The contract the service implements, as YAML, for generating clients. Needs no API key. Its
+         *     `servers` names this service as it is reached: `PUBLIC_BASE_URL` when the server has one,
+         *     else the origin the request came to, with `BASE_PATH` after either.
          */
         get: operations["getContract"];
         put?: never;

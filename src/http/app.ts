@@ -80,7 +80,7 @@ export function createApp(deps: AppDeps): RequestListener {
   const serveFile = fileServer(deps);
 
   const api = express.Router();
-  api.use(contractRoutes());
+  api.use(contractRoutes(config));
   api.use(pageRoutes(config.basePath));
   // Limits and keys apply to the /downloads operations only; a retrieval token is its own key.
   // Failed key attempts are limited before the key is checked, and requests after it, so that only
