@@ -234,8 +234,9 @@ export interface paths {
          *     `vds_download_bytes_total{source}`, `vds_download_duration_seconds{source}`,
          *     `vds_jobs{queue,state}`, `vds_http_request_duration_seconds{operation,status}`,
          *     `vds_webhook_deliveries_total{result}`. Counters count what this process did; scrape every
-         *     process. Needs a key (of `API_KEYS` or `ADMIN_API_KEYS`) when the server has keys; a wrong
-         *     key here counts against the address's failed key attempts as it does on `/downloads`.
+         *     process. Needs a key (of `API_KEYS` or `ADMIN_API_KEYS`) when the server has keys, whatever
+         *     the method (an `OPTIONS` without one is a 401 too); a wrong key here counts against the
+         *     address's failed key attempts as it does on `/downloads`.
          */
         get: operations["getMetrics"];
         put?: never;

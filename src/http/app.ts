@@ -87,9 +87,11 @@ export function createApp(deps: AppDeps): RequestListener {
   // a configured key is given a budget of its own.
   const keys = new ApiKeys({ keys: config.apiKeys, adminKeys: config.adminApiKeys, secret: deps.keyHashSecret });
   // One count of failed attempts for every place a key is checked: /metrics answers a guess too.
+  // The key is asked of every method there, as on /downloads: an OPTIONS that Express answers by
+  // itself would otherwise say what the path serves to whoever asks.
   const failedKeys = failedKeyAttemptLimit(keys, config.rateLimitPerMinute);
-  api.use('/metrics', failedKeys);
-  api.use(operationsRoutes({ downloads: deps.downloads, files: deps.storage.files, metrics: deps.metrics, keys, ytdlpVersion: deps.ytdlpVersion }));
+  api.use('/metrics', failedKeys, keys.require);
+  api.use(operationsRoutes({ downloads: deps.downloads, files: deps.storage.files, metrics: deps.metrics, ytdlpVersion: deps.ytdlpVersion }));
   api.use('/downloads', failedKeys, keys.require, requestLimit(keys, config.rateLimitPerMinute));
   api.use(express.json({ limit: MAX_BODY_BYTES }));
   api.use(plainQueryNames);
