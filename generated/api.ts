@@ -775,7 +775,7 @@ export interface operations {
                  *     ]
                  */
                 status?: components["schemas"]["DownloadStatus"][];
-                /** @description Downloads per page. */
+                /** @description Downloads per page, in decimal digits (`1e1` or `0x10` is a 400). */
                 limit?: number;
                 /** @description The `next_cursor` of the page before; opaque. */
                 cursor?: string;

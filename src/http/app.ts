@@ -15,7 +15,7 @@ import type { Storage } from '../storage/index.ts';
 import { ApiKeys } from './auth.ts';
 import { withFileShortcut } from './file-shortcut.ts';
 import { observeRequests } from './observe.ts';
-import { plainQueryNames } from './plain-query.ts';
+import { plainQuery } from './plain-query.ts';
 import { HttpProblem, problemHandler } from './problem.ts';
 import { failedKeyAttemptLimit, requestLimit } from './rate-limit.ts';
 import { contractRoutes } from './routes/contract.ts';
@@ -94,7 +94,7 @@ export function createApp(deps: AppDeps): RequestListener {
   api.use(operationsRoutes({ downloads: deps.downloads, files: deps.storage.files, metrics: deps.metrics, ytdlpVersion: deps.ytdlpVersion }));
   api.use('/downloads', failedKeys, keys.require, requestLimit(keys, config.rateLimitPerMinute));
   api.use(express.json({ limit: MAX_BODY_BYTES }));
-  api.use(plainQueryNames);
+  api.use(plainQuery(spec));
   api.use(
     OpenApiValidator.middleware({
       apiSpec: spec as never,
