@@ -899,7 +899,12 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The `id` of the last event received, when an event stream reconnects. */
+                /**
+                 * @description The `id` of the last event received, when an event stream reconnects: 1 to 15 decimal
+                 *     digits, as the ids this server sends are (they start at 1 and go up by one an event).
+                 *     Anything else is a 400.
+                 * @example 42
+                 */
                 "Last-Event-ID"?: string;
             };
             path: {
