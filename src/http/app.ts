@@ -12,6 +12,7 @@ import type { EventStreams } from '../events/event-streams.ts';
 import type { Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
 import type { Storage } from '../storage/index.ts';
+import { acceptAbsoluteForm } from './absolute-form.ts';
 import { ApiKeys } from './auth.ts';
 import { withFileShortcut } from './file-shortcut.ts';
 import { observeRequests } from './observe.ts';
@@ -113,5 +114,5 @@ export function createApp(deps: AppDeps): RequestListener {
     throw new HttpProblem(404, `No such path: ${req.path}`);
   });
   app.use(problemHandler);
-  return withFileShortcut(app, { basePath: config.basePath, secure, observer, operationIds: ids, serve: serveFile });
+  return acceptAbsoluteForm(withFileShortcut(app, { basePath: config.basePath, secure, observer, operationIds: ids, serve: serveFile }));
 }
