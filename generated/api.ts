@@ -127,7 +127,9 @@ export interface paths {
         };
         /**
          * This OpenAPI document
-         * @description The contract the service implements, as YAML, for generating clients. Needs no API key.
+         * @description The contract the service implements, as YAML, for generating clients. Needs no API key. Its
+         *     `servers` names this service as it is reached: `PUBLIC_BASE_URL` when the server has one,
+         *     else the origin the request came to, with `BASE_PATH` after either.
          */
         get: operations["getContract"];
         put?: never;
@@ -238,8 +240,9 @@ export interface paths {
          *     `vds_download_bytes_total{source}`, `vds_download_duration_seconds{source}`,
          *     `vds_jobs{queue,state}`, `vds_http_request_duration_seconds{operation,status}`,
          *     `vds_webhook_deliveries_total{result}`. Counters count what this process did; scrape every
-         *     process. Needs a key (of `API_KEYS` or `ADMIN_API_KEYS`) when the server has keys; a wrong
-         *     key here counts against the address's failed key attempts as it does on `/downloads`.
+         *     process. Needs a key (of `API_KEYS` or `ADMIN_API_KEYS`) when the server has keys, whatever
+         *     the method (an `OPTIONS` without one is a 401 too); a wrong key here counts against the
+         *     address's failed key attempts as it does on `/downloads`.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -780,7 +783,7 @@ export interface operations {
                  *     ]
                  */
                 status?: components["schemas"]["DownloadStatus"][];
-                /** @description Downloads per page. */
+                /** @description Downloads per page, in decimal digits (`1e1` or `0x10` is a 400). */
                 limit?: number;
                 /** @description The `next_cursor` of the page before; opaque. */
                 cursor?: string;
@@ -904,7 +907,12 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The `id` of the last event received, when an event stream reconnects. */
+                /**
+                 * @description The `id` of the last event received, when an event stream reconnects: 1 to 15 decimal
+                 *     digits, as the ids this server sends are (they start at 1 and go up by one an event).
+                 *     Anything else is a 400.
+                 * @example 42
+                 */
                 "Last-Event-ID"?: string;
             };
             path: {

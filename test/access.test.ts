@@ -40,6 +40,24 @@ describe('API keys', () => {
     expect(res.status).toBe(401);
   });
 
+  test.each(['OPTIONS', 'POST'])(
+    'when %s /metrics comes without a key, then 401 problem with WWW-Authenticate, as GET does, and nothing about the route',
+    async (method) => {
+      const res = await fetch(`${app.service.url}/metrics`, { method });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.headers.has('allow')).toBe(false);
+      expect(((await res.json()) as { status: number }).status).toBe(401);
+    },
+  );
+
+  test('when OPTIONS /metrics comes with a key, then it answers which methods there are', async () => {
+    const res = await fetch(`${app.service.url}/metrics`, { method: 'OPTIONS', headers: { Authorization: 'Bearer first-key' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('allow')).toMatch(/\bGET\b/);
+  });
+
   test('when any configured key is used, then the download is created, and the file needs no key', async () => {
     const created = await app.http.createDownload({ url: clipUrl }, { Authorization: 'Bearer second-key' });
     expect(created.status).toBe(202);

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { parse } from 'yaml';
 import { startTestService, type TestService } from './support/api.ts';
 
 // Requests that Node's HTTP parser refuses never reach Express, so these go over raw sockets:
@@ -88,5 +89,26 @@ describe('requests the HTTP parser refuses', () => {
       }),
     );
     await expectStillServing();
+  });
+});
+
+describe('requests in absolute form', () => {
+  // What a client sends to a proxy, and RFC 9112 (3.2.2) has every server accept: the target is the
+  // whole URL, and its host, not the Host header, is the one the request is for.
+
+  test.each([
+    ['its own host', () => new URL(app.service.url).host],
+    ['another host', () => 'elsewhere.example:8443'],
+  ])('when GET /downloads comes in absolute form for %s, then it is answered as the path is', async (_case, host) => {
+    const answer = await sendRaw(`GET http://${host()}/downloads?limit=1 HTTP/1.1\r\nHost: ${new URL(app.service.url).host}\r\nConnection: close\r\n\r\n`);
+    expect(answer.statusLine).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(answer.body)).toEqual({ items: expect.any(Array), next_cursor: null });
+  });
+
+  test('when a request in absolute form names another host than its Host header, then the links it gets are built on the target host', async () => {
+    const answer = await sendRaw(`GET http://vds.example:8080/openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expect(answer.statusLine).toMatch(/^HTTP\/1\.1 200 /);
+    expect((parse(answer.body) as { servers: { url: string }[] }).servers.map((server) => server.url)).toEqual(['http://vds.example:8080']);
   });
 });

@@ -9,7 +9,11 @@ import { waitFor } from './support/waiting.ts';
 // both without an API key, the page rendered by a real browser that asks nothing of another host.
 
 type Operation = { summary: string; operationId?: string; tags: string[] };
-type Spec = { paths: Record<string, Record<string, Operation>>; webhooks: Record<string, Record<string, Operation>> };
+type Spec = {
+  servers: { url: string; description?: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, Record<string, Operation>>;
+};
 
 const API_KEY = 'docs-test-key-7d2e';
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -23,7 +27,7 @@ let spec: Spec;
 beforeAll(async () => {
   [app, nested, browser] = await Promise.all([
     startTestService({ role: 'api', apiKeys: [API_KEY] }),
-    startTestService({ role: 'api', basePath: '/api' }),
+    startTestService({ role: 'api', basePath: '/api', publicBaseUrl: 'https://videos.example.com' }),
     launchBrowser(),
   ]);
   specText = await readFile(new URL('../openapi.yaml', import.meta.url), 'utf8');
@@ -46,11 +50,21 @@ function operations(): { name: string; route: string; method: string; operation:
   return [...of(spec.paths), ...of(spec.webhooks)];
 }
 
-test('when /openapi.yaml is asked for without an API key, then it is the contract, byte for byte', async () => {
+/** The contract as served: openapi.yaml with its one server where the service is reached. */
+function servedAt(url: string): Spec {
+  return { ...spec, servers: [{ url, description: expect.any(String) as string }] };
+}
+
+test('when /openapi.yaml is asked for without an API key, then it is the contract, its server the origin it was asked at', async () => {
   const res = await app.http.request('GET', '/openapi.yaml', '/openapi.yaml');
   expect(res.status).toBe(200);
   expect(res.headers['content-type']).toMatch(/^application\/yaml/);
-  expect(res.text).toBe(specText);
+  // Not the default local server of the file: a client generated from it would call 127.0.0.1:3000.
+  expect(spec.servers).not.toEqual([expect.objectContaining({ url: app.service.url })]);
+  expect(parse(res.text)).toEqual(servedAt(app.service.url));
+  // Everything but the server is the file's own text, comments and all.
+  const around = (text: string) => [text.slice(0, text.indexOf('\nservers:')), text.slice(text.indexOf('\nsecurity:'))];
+  expect(around(res.text)).toEqual(around(specText));
   // The operations behind the key stay behind it.
   expect((await app.http.request('GET', '/downloads', '/downloads')).status).toBe(401);
 });
@@ -62,10 +76,10 @@ test('when /docs is asked for without an API key, then it is an HTML page that n
   for (const { name, operation } of operations()) expect({ name, named: page.text.includes(operation.summary) }).toEqual({ name, named: true });
 });
 
-test('when BASE_PATH is set, then the contract and its page are under it', async () => {
+test('when BASE_PATH and PUBLIC_BASE_URL are set, then the contract and its page are under BASE_PATH, and its server is PUBLIC_BASE_URL with it', async () => {
   // The test client's base URL ends with BASE_PATH.
   expect(nested.service.url).toMatch(/\/api$/);
-  expect((await nested.http.request('GET', '/openapi.yaml', '/openapi.yaml')).text).toBe(specText);
+  expect(parse((await nested.http.request('GET', '/openapi.yaml', '/openapi.yaml')).text)).toEqual(servedAt('https://videos.example.com/api'));
   const page = await nested.http.request('GET', '/docs', '/docs');
   expect(page.status).toBe(200);
   expect(page.headers['content-type']).toMatch(/^text\/html/);

@@ -90,6 +90,13 @@ test.each([
   ['limit=0', '/query/limit'],
   ['limit=101', '/query/limit'],
   ['limit=ten', '/query/limit'],
+  // Numbers the validator's coercion would take (Number('1e1') is 10), but not in decimal digits.
+  ['limit=1e1', '/query/limit'],
+  ['limit=0x10', '/query/limit'],
+  ['limit=10.0', '/query/limit'],
+  ['limit=%2B10', '/query/limit'],
+  ['limit=%2010', '/query/limit'],
+  ['limit=20&limit=1e1', '/query/limit'],
   ['status=paused', '/query/status'],
   ['cursor=bm90LWEtY3Vyc29y', '/query/cursor'],
   ['cursor=' + 'x'.repeat(201), '/query/cursor'],

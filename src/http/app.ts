@@ -12,11 +12,12 @@ import type { EventStreams } from '../events/event-streams.ts';
 import type { Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
 import type { Storage } from '../storage/index.ts';
+import { acceptAbsoluteForm } from './absolute-form.ts';
 import { ApiKeys } from './auth.ts';
 import { knownBodyEncoding } from './body-encodings.ts';
 import { withFileShortcut } from './file-shortcut.ts';
 import { observeRequests } from './observe.ts';
-import { plainQueryNames } from './plain-query.ts';
+import { plainQuery } from './plain-query.ts';
 import { HttpProblem, problemHandler } from './problem.ts';
 import { failedKeyAttemptLimit, requestLimit } from './rate-limit.ts';
 import { contractRoutes } from './routes/contract.ts';
@@ -81,20 +82,22 @@ export function createApp(deps: AppDeps): RequestListener {
   const serveFile = fileServer(deps);
 
   const api = express.Router();
-  api.use(contractRoutes());
+  api.use(contractRoutes(config));
   api.use(pageRoutes(config.basePath));
   // Limits and keys apply to the /downloads operations only; a retrieval token is its own key.
   // Failed key attempts are limited before the key is checked, and requests after it, so that only
   // a configured key is given a budget of its own.
   const keys = new ApiKeys({ keys: config.apiKeys, adminKeys: config.adminApiKeys, secret: deps.keyHashSecret });
   // One count of failed attempts for every place a key is checked: /metrics answers a guess too.
+  // The key is asked of every method there, as on /downloads: an OPTIONS that Express answers by
+  // itself would otherwise say what the path serves to whoever asks.
   const failedKeys = failedKeyAttemptLimit(keys, config.rateLimitPerMinute);
-  api.use('/metrics', failedKeys);
-  api.use(operationsRoutes({ downloads: deps.downloads, files: deps.storage.files, metrics: deps.metrics, keys, ytdlpVersion: deps.ytdlpVersion }));
+  api.use('/metrics', failedKeys, keys.require);
+  api.use(operationsRoutes({ downloads: deps.downloads, files: deps.storage.files, metrics: deps.metrics, ytdlpVersion: deps.ytdlpVersion }));
   api.use('/downloads', failedKeys, keys.require, requestLimit(keys, config.rateLimitPerMinute));
   api.use(knownBodyEncoding, express.json({ limit: MAX_BODY_BYTES }));
   // Only the /downloads operations take a query; the file link ignores any, brackets and all.
-  api.use('/downloads', plainQueryNames);
+  api.use('/downloads', plainQuery(spec));
   api.use(
     OpenApiValidator.middleware({
       apiSpec: spec as never,
@@ -113,5 +116,5 @@ export function createApp(deps: AppDeps): RequestListener {
     throw new HttpProblem(404, `No such path: ${req.path}`);
   });
   app.use(problemHandler);
-  return withFileShortcut(app, { basePath: config.basePath, secure, observer, operationIds: ids, serve: serveFile });
+  return acceptAbsoluteForm(withFileShortcut(app, { basePath: config.basePath, secure, observer, operationIds: ids, serve: serveFile }));
 }

@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import express from 'express';
+import { parseDocument, type Node } from 'yaml';
+import type { Config } from '../../config/index.ts';
 import { projectRoot } from '../../config/paths.ts';
 import { HttpProblem } from '../problem.ts';
+import { publicBase } from '../public-base.ts';
 
 // The contract for whoever builds on the service: openapi.yaml as it is, and the Redoc page that
 // `npm run build` makes from it (src/http/docs/build.ts). Neither needs an API key: the contract is no secret.
@@ -38,6 +42,21 @@ function policyFor(html: string): string {
   ].join('; ');
 }
 
+/**
+ * openapi.yaml's text before and after its `servers`, read once: each answer puts in between where
+ * this service is reached, since the file's own server (127.0.0.1:3000, for `npm start`) is wrong
+ * for any other. Spliced into the text rather than written out again, so that the rest stays as the
+ * file has it, comments and all, and an answer costs no YAML serialising.
+ */
+function splitAtServers(text: string): (url: string) => string {
+  const servers = parseDocument(text).get('servers', true) as Node | undefined;
+  if (!servers?.range) throw new Error('openapi.yaml has no servers');
+  const [start, end] = servers.range;
+  const kept = start + text.slice(start, end).trimEnd().length;
+  // JSON is YAML: a flow sequence in the block sequence's place.
+  return (url) => text.slice(0, start) + JSON.stringify([{ url, description: 'This service.' }]) + text.slice(kept);
+}
+
 let docs: Promise<Docs | undefined> | undefined;
 
 /** Read once: the page changes only with a new build, which comes with a restart. */
@@ -49,10 +68,11 @@ function loadDocs(): Promise<Docs | undefined> {
   return docs;
 }
 
-export function contractRoutes(): express.Router {
+export function contractRoutes(config: Config): express.Router {
   const router = express.Router();
-  router.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').sendFile(SPEC);
+  const specAt = splitAtServers(readFileSync(SPEC, 'utf8'));
+  router.get('/openapi.yaml', (req, res) => {
+    res.type('application/yaml').send(specAt(publicBase(req, config)));
   });
   router.get('/docs', async (_req, res) => {
     const page = await loadDocs();

@@ -13,6 +13,7 @@ import type { Metrics } from '../../operations/metrics.ts';
 import type { ApiKeys } from '../auth.ts';
 import type { Storage } from '../../storage/index.ts';
 import { HttpProblem } from '../problem.ts';
+import { publicBase } from '../public-base.ts';
 import { sendJson, type RequestBody } from '../typed.ts';
 
 type DownloadRoutesDeps = {
@@ -23,11 +24,6 @@ type DownloadRoutesDeps = {
   metrics: Metrics;
   keys: ApiKeys;
 };
-
-/** The origin (and BASE_PATH) that links in responses are built on. */
-function publicBase(req: Request, config: Config): string {
-  return `${config.publicBaseUrl ?? `${req.protocol}://${req.get('host')}`}${config.basePath}`;
-}
 
 /** How long a caller at its limit of active downloads is asked to wait: about a short download's time. */
 const ACTIVE_LIMIT_RETRY_SECONDS = 10;

@@ -2,18 +2,18 @@ import express from 'express';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Metrics } from '../../operations/metrics.ts';
 import type { FileStore } from '../../storage/index.ts';
-import type { ApiKeys } from '../auth.ts';
 import { HttpProblem } from '../problem.ts';
 
 // For orchestrators and Prometheus: liveness, readiness, metrics. None of them counts against the
-// rate limits; only /metrics (which says how busy the service is) needs a key when there are keys.
+// rate limits; only /metrics (which says how busy the service is) needs a key when there are keys,
+// asked for in app.ts.
 
 /** Longer than this, and the database does not count as answering. */
 const READY_TIMEOUT_MS = 2_000;
 
-type OperationsDeps = { downloads: DownloadRepository; files: FileStore; metrics: Metrics; keys: ApiKeys; ytdlpVersion: string | null };
+type OperationsDeps = { downloads: DownloadRepository; files: FileStore; metrics: Metrics; ytdlpVersion: string | null };
 
-export function operationsRoutes({ downloads, files, metrics, keys, ytdlpVersion }: OperationsDeps): express.Router {
+export function operationsRoutes({ downloads, files, metrics, ytdlpVersion }: OperationsDeps): express.Router {
   const router = express.Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -35,7 +35,7 @@ export function operationsRoutes({ downloads, files, metrics, keys, ytdlpVersion
     if (problem) throw new HttpProblem(503, `Files cannot be stored: ${problem}.`, { 'Retry-After': '5' });
     res.json({ status: 'ready', yt_dlp: ytdlpVersion });
   });
-  router.get('/metrics', keys.require, async (_req, res) => {
+  router.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   return router;
