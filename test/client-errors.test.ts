@@ -111,4 +111,19 @@ describe('requests in absolute form', () => {
     expect(answer.statusLine).toMatch(/^HTTP\/1\.1 200 /);
     expect((parse(answer.body) as { servers: { url: string }[] }).servers.map((server) => server.url)).toEqual(['http://vds.example:8080']);
   });
+
+  test('when the target is not a path and not an absolute URL the service reads (an IPv6 zone), then 400 problem', async () => {
+    const answer = await sendRaw(`GET http://[fe80::1%25eth0]/download/a.b HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expectProblem(answer, 400);
+  });
+
+  test.each([
+    ['HTTP/1.0 without Host', 'GET /openapi.yaml HTTP/1.0\r\n\r\n'],
+    ['a Host of control bytes', 'GET /openapi.yaml HTTP/1.1\r\nHost: a\x81b\x9b[31m\r\nConnection: close\r\n\r\n'],
+    ['a Host with a path', 'GET /openapi.yaml HTTP/1.1\r\nHost: evil.example/x"y\r\nConnection: close\r\n\r\n'],
+  ])('when a request comes with %s, then its links are built on the address it reached', async (_case, request) => {
+    const answer = await sendRaw(request);
+    expect(answer.statusLine).toMatch(/^HTTP\/1\.1 200 /);
+    expect((parse(answer.body) as { servers: { url: string }[] }).servers.map((server) => server.url)).toEqual([`http://${new URL(app.service.url).host}`]);
+  });
 });

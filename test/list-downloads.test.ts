@@ -93,6 +93,9 @@ test.each([
   // Numbers the validator's coercion would take (Number('1e1') is 10), but not in decimal digits.
   ['limit=1e1', '/query/limit'],
   ['limit=0x10', '/query/limit'],
+  // Digits that make Infinity, which neither bound of the schema stops.
+  [`limit=${'9'.repeat(309)}`, '/query/limit'],
+  [`limit=-${'9'.repeat(309)}`, '/query/limit'],
   ['limit=10.0', '/query/limit'],
   ['limit=%2B10', '/query/limit'],
   ['limit=%2010', '/query/limit'],

@@ -9,14 +9,22 @@ import type { RequestListener } from 'node:http';
 /** `http(s)://`, user info (dropped), then a host (name, IPv4 or [IPv6], with a port) and the rest. */
 const ABSOLUTE = /^https?:\/\/(?:[^/?#@]*@)?([\w.~-]+|\[[\d.:a-f]+\])(:\d+)?([/?].*)?$/i;
 
-/** `listener`, given requests in absolute form as if they had come in origin form. */
-export function acceptAbsoluteForm(listener: RequestListener): RequestListener {
+/**
+ * `listener`, given requests in absolute form as if they had come in origin form. Any other target
+ * that is not a path (a host it cannot read, such as an IPv6 zone) is answered 400 here: Express
+ * would hand it to url.parse, whose warning prints the whole target, a file link's token with it.
+ */
+export function acceptAbsoluteForm(listener: RequestListener, refuse: RequestListener): RequestListener {
   return (req, res) => {
-    const target = ABSOLUTE.exec(req.url ?? '');
+    const url = req.url ?? '';
+    const target = ABSOLUTE.exec(url);
     if (target) {
       const [, host, port = '', rest = '/'] = target;
       req.headers.host = host! + port;
       req.url = rest.startsWith('/') ? rest : `/${rest}`;
+    } else if (!url.startsWith('/') && url !== '*') {
+      refuse(req, res);
+      return;
     }
     listener(req, res);
   };

@@ -18,7 +18,7 @@ import { knownBodyEncoding } from './body-encodings.ts';
 import { withFileShortcut } from './file-shortcut.ts';
 import { observeRequests } from './observe.ts';
 import { plainQuery } from './plain-query.ts';
-import { HttpProblem, problemHandler } from './problem.ts';
+import { HttpProblem, problemHandler, sendProblem } from './problem.ts';
 import { failedKeyAttemptLimit, requestLimit } from './rate-limit.ts';
 import { contractRoutes } from './routes/contract.ts';
 import { downloadRoutes } from './routes/downloads.ts';
@@ -116,5 +116,8 @@ export function createApp(deps: AppDeps): RequestListener {
     throw new HttpProblem(404, `No such path: ${req.path}`);
   });
   app.use(problemHandler);
-  return acceptAbsoluteForm(withFileShortcut(app, { basePath: config.basePath, secure, observer, operationIds: ids, serve: serveFile }));
+  const badTarget = new HttpProblem(400, 'The request target is neither a path nor an http(s) URL with a host this service reads.');
+  return acceptAbsoluteForm(withFileShortcut(app, { basePath: config.basePath, secure, observer, operationIds: ids, serve: serveFile }), (_req, res) =>
+    sendProblem(res, badTarget),
+  );
 }

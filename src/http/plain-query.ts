@@ -34,6 +34,8 @@ export function plainQuery(spec: Contract): RequestHandler {
     for (const [name, value] of query) {
       if (/[[\]]/.test(name)) refuse(name, 'is not a parameter of this operation (names take no brackets)');
       if (integers.has(name) && !/^-?[0-9]+$/.test(value)) refuse(name, 'must be an integer in decimal digits');
+      // Past 2^53 the number is not the one written, and from 309 digits on it is Infinity, which no bound stops.
+      if (integers.has(name) && !Number.isSafeInteger(Number(value))) refuse(name, 'must be an integer below 2^53');
     }
     next();
   };
