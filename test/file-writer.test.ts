@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -40,16 +40,20 @@ async function slowWriter(before: Buffer) {
 const chunks = Array.from({ length: 6 }, () => randomBytes(300 * 1024));
 const before = randomBytes(1000);
 
-/** Hands the writer the first chunk, and the rest once the first is on its way (until the file is open, every write would go as one). */
-async function handOver(writer: NodeJS.WritableStream): Promise<void> {
+/**
+ * Hands the writer the first chunk, and the rest once the first is on its way (until the file is
+ * open, every write would go as one): once it is in the file, its slow hook holds the writer.
+ * Watched, not waited for by the clock, which a loaded machine outruns.
+ */
+async function handOver(writer: NodeJS.WritableStream, file: string): Promise<void> {
   writer.write(chunks[0]!);
-  await sleep(5);
+  while ((await stat(file)).size < before.length + chunks[0]!.length) await sleep(1);
   for (const chunk of chunks.slice(1)) writer.write(chunk);
 }
 
 test('when a writer is cut short while writes queue behind a slow one, then every byte it was handed is in the file and recorded, and it is not taken as ended', async () => {
   const { file, writer, spans, events } = await slowWriter(before);
-  await handOver(writer);
+  await handOver(writer, file);
   writer.cutShort();
   await once(writer, 'close');
   const total = before.length + chunks.reduce((sum, chunk) => sum + chunk.length, 0);
@@ -72,7 +76,7 @@ test('when a writer is ended, then its bytes are written and it is taken as ende
 test('when a writer is destroyed (a cancel) while writes queue, then it stops after the write on its way, and is not taken as ended', async () => {
   const { file, writer, events } = await slowWriter(before);
   writer.on('error', () => {});
-  await handOver(writer);
+  await handOver(writer, file);
   const closed = new Promise((resolve) => writer.once('close', resolve));
   writer.destroy(new Error('cancelled'));
   await closed;
