@@ -17,7 +17,9 @@ type Deps = { downloads: DownloadRepository; storage: Storage };
  */
 export async function confirmFile(deps: Deps, row: Row): Promise<Row> {
   if (row.status !== 'completed' || (await deps.storage.files.has(row.id, true).catch(() => true))) return row;
-  return (await fileLost(deps.downloads, row.id)) ?? row;
+  const [expired] = await deps.downloads.expireLost([row.id]);
+  // Not changed here: another process changed it first, and its row is as that left it.
+  return expired ?? (await deps.downloads.find(row.id)) ?? row;
 }
 
 /** The rows of a list as they stand, where the store can look for their files cheaply; as recorded where it cannot. */
@@ -27,10 +29,4 @@ export async function confirmFiles(deps: Deps, rows: Row[]): Promise<Row[]> {
   if (!missing?.length) return rows;
   const expired = new Map((await deps.downloads.expireLost(missing)).map((row) => [row.id, row]));
   return rows.map((row) => expired.get(row.id) ?? row);
-}
-
-/** The store has no file for download `id`: it is expired, if it was completed. Its row as it now is. */
-export async function fileLost(downloads: DownloadRepository, id: string): Promise<Row | null> {
-  const [expired] = await downloads.expireLost([id]);
-  return expired ?? downloads.find(id);
 }

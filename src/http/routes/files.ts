@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { create, encodeExtended } from 'content-disposition';
 import { Router } from 'express';
 import { servedType } from '../../media/containers.ts';
-import { fileLost } from '../../downloads/lost-files.ts';
 import { TokenLookup } from '../../downloads/read.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Config } from '../../config/index.ts';
@@ -41,7 +40,7 @@ export function fileServer(deps: { downloads: DownloadRepository; storage: Stora
     // The file is gone for good: the download is expired from now on, for its GET and the list too.
     const lost = async () => {
       tokens.forget(row.id);
-      await fileLost(deps.downloads, row.id);
+      await deps.downloads.expireLost([row.id]);
       return new HttpProblem(410, 'This file is no longer stored.');
     };
     const type = servedType(row.contentType);
