@@ -167,13 +167,14 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
     let completed = false;
     try {
       completed = await attempt.complete(file, config.fileTtlSeconds);
+      // Counted once recorded, before the clean-up: whoever sees the status may read the metrics next.
+      if (completed) report.completed(fetched.source, file.sizeBytes, fetched.segments);
     } finally {
       // The work has served either way. A file that no completed download points at (the download
       // was ended elsewhere meanwhile, or the write failed) would stay in the store for good:
       // nothing would ever expire it.
       await (completed ? storage.discardWork(row.id) : storage.discardAll(row.id));
     }
-    if (completed) report.completed(fetched.source, file.sizeBytes, fetched.segments);
   } catch (thrown) {
     // Before any outcome: the failed download must show the source it found, as its metric counts it.
     await recorded;
@@ -200,8 +201,8 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
       throw error;
     }
     if (await attempt.fail(error)) {
-      await storage.discardAll(row.id);
       report.failed(error, kind);
+      await storage.discardAll(row.id);
     }
   }
 }
