@@ -1,7 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-
-const JOB_COUNTS_TIMEOUT_MS = 2_000;
+import { databaseAnswer } from '../db/answer.ts';
 
 // What /metrics tells Prometheus about this process: Node's defaults, and the service's own
 // counters. Counters count what this process did (scrape every API and worker process); the job
@@ -67,7 +65,7 @@ export class Metrics {
           this.reset();
           // A database that is down or stalled leaves these series out rather than failing the
           // scrape: the process's own metrics matter most during an outage.
-          const counts = await Promise.race([jobCounts(), sleep(JOB_COUNTS_TIMEOUT_MS, undefined, { ref: false })]).catch(() => undefined);
+          const counts = await databaseAnswer(jobCounts()).catch(() => undefined);
           for (const { queue, state, count } of counts ?? []) this.set({ queue, state }, count);
         },
       });

@@ -1,4 +1,5 @@
 import express from 'express';
+import { databaseAnswer } from '../../db/answer.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Metrics } from '../../operations/metrics.ts';
 import type { FileStore } from '../../storage/index.ts';
@@ -8,9 +9,6 @@ import { HttpProblem } from '../problem.ts';
 // rate limits; only /metrics (which says how busy the service is) needs a key when there are keys,
 // asked for in app.ts.
 
-/** Longer than this, and the database does not count as answering. */
-const READY_TIMEOUT_MS = 2_000;
-
 type OperationsDeps = { downloads: DownloadRepository; files: FileStore; metrics: Metrics; ytdlpVersion: string | null };
 
 export function operationsRoutes({ downloads, files, metrics, ytdlpVersion }: OperationsDeps): express.Router {
@@ -19,16 +17,10 @@ export function operationsRoutes({ downloads, files, metrics, ytdlpVersion }: Op
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
-    });
     try {
-      await Promise.race([downloads.ping(), late]);
+      await databaseAnswer(downloads.ping());
     } catch (error) {
       throw new HttpProblem(503, `The database does not answer (${(error as Error).message}).`, { 'Retry-After': '5' });
-    } finally {
-      clearTimeout(timer);
     }
     // A store that cannot take files would have every download fail at its end.
     const problem = await files.problem();
