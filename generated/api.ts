@@ -691,6 +691,31 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The token could not be looked up: the database cannot be reached, or has not answered
+         *     within 2 seconds (a stalled database: a lock held too long, a network that drops its
+         *     packets). The server waits no longer than that before it answers this. A link the same
+         *     server process served shortly before (within about a minute) is usually answered without
+         *     the database, so a player that is already playing the file keeps it. Retry after
+         *     `Retry-After` seconds.
+         */
+        FileLinkUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Service Unavailable",
+                 *       "status": 503,
+                 *       "detail": "The database did not answer in time; try again shortly."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description An unexpected server error; the detail never contains internals. */
         InternalError: {
             headers: {
@@ -1077,7 +1102,7 @@ export interface operations {
             410: components["responses"]["Gone"];
             416: components["responses"]["RangeNotSatisfiable"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["FileLinkUnavailable"];
         };
     };
     headFile: {
@@ -1167,7 +1192,10 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The database is unavailable for a moment (no body, as for any HEAD). */
+            /**
+             * @description The token could not be looked up: the database cannot be reached, or has not answered
+             *     within 2 seconds, as for `GET` (no body, as for any HEAD).
+             */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];

@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { ErrorRequestHandler, Request } from 'express';
 import type { components } from '../../generated/api.ts';
 import { InvalidDownloadRequest } from '../downloads/create-rules.ts';
+import { DatabaseTooSlow } from '../db/answer.ts';
 import { unavailableCode } from '../db/errors.ts';
 import { StoreUnavailable } from '../storage/index.ts';
 
@@ -127,6 +128,10 @@ export function toProblem(error: unknown, req: FailedRequest): HttpProblem {
   if (code) {
     req.log.warn({ code }, 'database unavailable');
     return new HttpProblem(503, 'The database is unavailable; try again shortly.', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+  }
+  if (error instanceof DatabaseTooSlow) {
+    req.log.warn({ waitedMs: error.ms }, 'database too slow');
+    return new HttpProblem(503, 'The database did not answer in time; try again shortly.', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
   }
   if (error instanceof StoreUnavailable) {
     // Its words name the bucket and the store's own error: for the log, not for a client.

@@ -5,6 +5,7 @@ import { servedType } from '../../media/containers.ts';
 import { TokenLookup } from '../../downloads/read.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Config } from '../../config/index.ts';
+import { databaseAnswer } from '../../db/answer.ts';
 import { StoredFileGone, type Storage } from '../../storage/index.ts';
 import { HttpProblem } from '../problem.ts';
 import { sendStoredFile } from '../send-file.ts';
@@ -30,7 +31,9 @@ export function fileServer(deps: { downloads: DownloadRepository; storage: Stora
   const tokens = new TokenLookup(deps.downloads);
 
   return async (token, req, res) => {
-    const row = await tokens.find(token);
+    // A stalled database is a 503 within seconds, not a player left waiting for ever; a link
+    // fetched shortly before is answered from what TokenLookup keeps, without the database.
+    const row = await databaseAnswer(tokens.find(token));
     if (!row || !['completed', 'expired'].includes(row.status) || !row.completedAt || !row.expiresAt) {
       throw new HttpProblem(404, 'No file for this token.');
     }
@@ -40,7 +43,7 @@ export function fileServer(deps: { downloads: DownloadRepository; storage: Stora
     // The file is gone for good: the download is expired from now on, for its GET and the list too.
     const lost = async () => {
       tokens.forget(row.id);
-      await deps.downloads.expireLost([row.id]);
+      await databaseAnswer(deps.downloads.expireLost([row.id]));
       return new HttpProblem(410, 'This file is no longer stored.');
     };
     const type = servedType(row.contentType);
