@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { resolveFfmpeg, runFfmpeg } from '../test/support/ffmpeg.ts';
+import { timedRun } from './processes.ts';
 
 // The media the benchmark downloads, made by ffmpeg once and kept in the system temp dir under a
 // key of the binary and the recipes below, so that later runs start at once. Big files are one
@@ -43,8 +43,10 @@ export type BenchMedia = {
   hlsPlaylist: string;
 };
 
-export async function prepareMedia(): Promise<BenchMedia> {
-  const ffmpeg = await resolveFfmpeg();
+/** Makes the media with `ffmpeg` (the service's, which the run resolved), or finds it made. */
+export async function prepareMedia(ffmpeg: string): Promise<BenchMedia> {
+  // Quiet, and overwriting what a killed run left half-made.
+  const runFfmpeg = (args: string[], cwd?: string) => timedRun(ffmpeg, ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...args], cwd);
   const recipes = { CLIP, COPIES, HLS };
   const key = createHash('sha256').update(JSON.stringify({ ffmpeg, recipes })).digest('hex').slice(0, 16);
   const dir = path.join(os.tmpdir(), `vds-bench-media-${key}`);
@@ -61,7 +63,7 @@ export async function prepareMedia(): Promise<BenchMedia> {
   }
   await ensure(dir, 'hls', async (out) => {
     await mkdir(out);
-    await runFfmpeg([...HLS, 'index.m3u8'], { cwd: out });
+    await runFfmpeg([...HLS, 'index.m3u8'], out);
     const segments = (await readdir(out)).filter((name) => name.endsWith('.ts')).length;
     if (segments !== HLS_SEGMENTS) throw new Error(`ffmpeg cut the HLS stream into ${segments} segments, not ${HLS_SEGMENTS}`);
   });

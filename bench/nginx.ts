@@ -1,5 +1,5 @@
 import getPort from 'get-port';
-import { offloadServer, offloadUpstream, writeNginxConfig, type NginxOptions } from '../test/support/nginx.ts';
+import { offloadServer, offloadUpstream, writeNginxConfig, type NginxConfigOptions } from '../src/core/nginx-config.ts';
 import { startServer, type Server } from './processes.ts';
 
 // nginx is the reference for serving files: one worker process (like the service's one Node
@@ -30,7 +30,7 @@ export function startOffloadNginx(nginx: string, service: string, filesDir: stri
   return startWith(nginx, dir, offloadServer(filesDir), { http: offloadUpstream(service) });
 }
 
-async function startWith(nginx: string, dir: string, server: string, options: NginxOptions = {}): Promise<Server> {
+async function startWith(nginx: string, dir: string, server: string, options: NginxConfigOptions = {}): Promise<Server> {
   const port = await getPort({ host: '127.0.0.1' });
   const file = await writeNginxConfig(dir, port, server, options);
   return startServer(nginx, ['-p', dir, '-c', file], { log: `${dir}/nginx.log`, port });

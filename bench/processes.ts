@@ -77,17 +77,17 @@ async function stop(child: ChildProcess, exited: Promise<void>): Promise<void> {
   clearTimeout(killer);
 }
 
-/** Runs a command to its end; returns how long it took and fails with its output when it fails. */
-export function timedRun(command: string, args: string[]): Promise<number> {
+/** Runs a command (in `cwd`, when given) to its end; returns how long it took and fails with its output when it fails. */
+export function timedRun(command: string, args: string[], cwd?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
     child.once('error', reject);
     child.once('close', (code) => {
       if (code === 0) resolve(performance.now() - started);
-      else reject(new Error(`${path.basename(command)} ${args.join(' ')} exited with ${code}:\n${stderr}`));
+      else reject(new Error(`${path.basename(command)} ${args.join(' ')}${cwd ? ` (in ${cwd})` : ''} exited with ${code}:\n${stderr}`));
     });
   });
 }

@@ -46,7 +46,8 @@ let finished = false;
 try {
   progress('building the service (npm run build), which the bench runs as `npm start` does');
   await timedRun('npm', ['run', '-s', 'build']);
-  const [ffmpeg, media] = await Promise.all([resolveFfmpegPath(process.env.FFMPEG_PATH), prepareMedia()]);
+  const ffmpeg = await resolveFfmpegPath(process.env.FFMPEG_PATH);
+  const media = await prepareMedia(ffmpeg);
   const [curl, nginx, ytDlp, aria2c, sync] = [onPath('curl'), onPath('nginx'), onPath('yt-dlp'), onPath('aria2c'), onPath('sync')];
   const bench: Bench = {
     runDir,

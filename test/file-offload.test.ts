@@ -3,10 +3,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { offloadServer, offloadUpstream } from '../src/core/nginx-config.ts';
 import { createHttp, startTestService, type Download, type TestHttp, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
-import { offloadServer, offloadUpstream, startNginx, type Nginx } from './support/nginx.ts';
+import { startNginx, type Nginx } from './support/nginx.ts';
 
 // FILE_OFFLOAD=nginx: Debian's nginx in front of the service, configured as the README says. The
 // service decides whether a token may have its file; nginx sends the bytes, with ranges and

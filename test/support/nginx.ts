@@ -1,15 +1,15 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import getPort from 'get-port';
 import { findExecutable } from '../../src/core/executables.ts';
+import { writeNginxConfig } from '../../src/core/nginx-config.ts';
 import { decodedPath } from './request-target.ts';
 
-// Debian's nginx (apt-get install nginx), run with a generated configuration in a directory of
-// its own: one worker process, sendfile on, every path it writes to inside that directory, so it
-// never touches the system's configuration or logs. With `log`, every request is written to an
-// access log of that directory, one JSON object a line, for tests of what a client asked for.
+// Debian's nginx (apt-get install nginx), run with a configuration of src/core/nginx-config.ts in a
+// directory of its own. With `log`, every request is written to an access log of that directory,
+// one JSON object a line, for tests of what a client asked for.
 
 /** The nginx on PATH (or in /usr/sbin, where Debian puts it), or an error that says how to get one. */
 export function nginxPath(): string {
@@ -21,7 +21,7 @@ export function nginxPath(): string {
 export type NginxOptions = {
   /** Log every request to `access.log` in the directory (see `Nginx.requests`); off by default. */
   log?: boolean;
-  /** Blocks of the http context beside the server, such as an `upstream` (see offloadUpstream). */
+  /** Blocks of the http context beside the server, such as an `upstream` (see offloadUpstream in src/core/nginx-config.ts). */
   http?: string;
 };
 
@@ -66,36 +66,6 @@ function parseLogLine(line: string): NginxRequest {
   };
 }
 
-/** Writes a configuration with one server on 127.0.0.1:`port` whose body is `server`; returns its file. */
-export async function writeNginxConfig(dir: string, port: number, server: string, options: NginxOptions = {}): Promise<string> {
-  await mkdir(path.join(dir, 'temp'), { recursive: true });
-  const temp = (name: string) => `${name}_temp_path ${path.join(dir, 'temp', name)};`;
-  const accessLog = options.log ? `${LOG_FORMAT}\n  access_log ${path.join(dir, 'access.log')} vds_test;` : 'access_log off;';
-  const config = `
-daemon off;
-worker_processes 1;
-pid ${path.join(dir, 'nginx.pid')};
-error_log stderr;
-${process.getuid?.() === 0 ? 'user root;' : ''}
-events { worker_connections 1024; }
-http {
-  ${accessLog}
-  sendfile on;
-  tcp_nopush on;
-  ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(temp).join('\n  ')}
-  default_type application/octet-stream;
-  ${options.http ?? ''}
-  server {
-    listen 127.0.0.1:${port};
-    ${server}
-  }
-}
-`;
-  const file = path.join(dir, 'nginx.conf');
-  await writeFile(file, config);
-  return file;
-}
-
 export type Nginx = {
   url: string;
   output(): string;
@@ -107,7 +77,8 @@ export type Nginx = {
 /** Starts nginx with `server` as its one server's body, and waits until it accepts connections. */
 export async function startNginx(dir: string, server: string, options: NginxOptions = {}): Promise<Nginx> {
   const port = await getPort({ host: '127.0.0.1' });
-  const config = await writeNginxConfig(dir, port, server, options);
+  const accessLog = options.log ? `${LOG_FORMAT}\n  access_log ${path.join(dir, 'access.log')} vds_test;` : undefined;
+  const config = await writeNginxConfig(dir, port, server, { http: options.http, accessLog });
   const child = spawn(nginxPath(), ['-p', dir, '-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
   let printed = '';
   child.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
@@ -141,35 +112,4 @@ export async function startNginx(dir: string, server: string, options: NginxOpti
       .map(parseLogLine);
   };
   return { url, output: () => printed, requests, stop };
-}
-
-/** The service behind nginx, as the README gives it, for offloadServer: connections kept open between requests. */
-export function offloadUpstream(service: string): string {
-  return `
-  upstream vds {
-    server ${new URL(service).host};
-    keepalive 32;
-    keepalive_timeout 4s;
-  }`;
-}
-
-/**
- * The server body of FILE_OFFLOAD=nginx, as the README gives it: everything goes to the service
- * (offloadUpstream), and the internal location serves DATA_DIR/files/ when the service answers
- * with X-Accel-Redirect.
- */
-export function offloadServer(filesDir: string, location = '/_vds_files/'): string {
-  return `
-    location / {
-      proxy_pass http://vds;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-    }
-    location ${location} {
-      internal;
-      alias ${filesDir}/;
-    }`;
 }
