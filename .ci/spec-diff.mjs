@@ -1,12 +1,16 @@
 // The breaking-change gate of openapi.yaml, for API designers: compares the working tree's
 // openapi.yaml with the spec of the last release (the newest git tag v*, else the previous
-// commit) using Optic, which classifies each change. A breaking change fails unless
-// info.version's major number was raised. `npm run spec:diff` runs it; CI runs it after the lint.
-// Run from the repository to check (its working directory); plain Node, no dependencies but Optic.
+// commit) using Optic, which classifies each change, and the rules of spec-rules.mjs, which catch
+// what Optic does not see (limits, response headers, media types, security, webhooks). A breaking
+// change fails unless info.version's major number was raised. `npm run spec:diff` runs it; CI runs
+// it after the lint. Run from the repository to check (its working directory); plain Node, no
+// dependencies but Optic and yaml.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parse } from 'yaml';
+import { breakingChanges, describeChanges } from './spec-rules.mjs';
 
 const optic = path.resolve(import.meta.dirname, '..', 'node_modules', '.bin', 'optic');
 const SPEC = 'openapi.yaml';
@@ -63,13 +67,24 @@ try {
   rmSync(scratch, { recursive: true, force: true });
 }
 if (result.error) throw result.error;
+const changes = breakingChanges(parse(before), parse(after));
+const found = describeChanges(changes.filter((change) => !change.review));
+const toReview = describeChanges(changes.filter((change) => change.review));
+if (found.length) {
+  console.log(`spec diff: ${found.length} breaking change${found.length > 1 ? 's' : ''} that Optic does not report:`);
+  for (const line of found) console.log(`  ${line}`);
+}
+if (toReview.length) {
+  console.log('spec diff: to review by hand (not failed: whether they break a client cannot be told here):');
+  for (const line of toReview) console.log(`  ${line}`);
+}
 // Optic itself lets breaking changes pass under a new major version; the message says which case it is.
 const [was, is] = [majorOf(before), majorOf(after)];
 if (is > was) {
   console.log(`spec diff: a new major version (${was} -> ${is}): breaking changes are allowed; say what broke in CHANGELOG.md.`);
   process.exit(0);
 }
-if (result.status === 0) {
+if (result.status === 0 && !found.length) {
   console.log('spec diff: no breaking change.');
   process.exit(0);
 }

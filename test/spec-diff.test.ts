@@ -142,3 +142,147 @@ test('when the first commit is all there is, then there is nothing to compare wi
   const result = await gateIn(dir);
   expect(result).toMatchObject({ passed: true, output: expect.stringContaining('the first commit, and no v* tag') });
 });
+
+// What Optic does not see (.ci/spec-rules.mjs): each edit below passed the gate while only Optic judged it.
+
+/** Each line the gate must print for a breaking change: the JSON pointer of what changed, and what. */
+function expectBreaks(result: { passed: boolean; output: string }, ...lines: string[]) {
+  expect(result.passed).toBe(false);
+  for (const line of lines) expect(result.output).toContain(line);
+  expect(result.output).toContain('breaking changes to the contract without a new major version');
+}
+
+const filenameSchema = '          minLength: 1\n          maxLength: 200\n          description: Base name';
+const narrowFilename = (text: string) => edit(text, filenameSchema, filenameSchema.replace('maxLength: 200', 'maxLength: 100'));
+
+test('when a limit narrows what a client may send or widens what it reads, then the gate fails and says where', async () => {
+  let edited = narrowFilename(spec);
+  edited = edit(
+    edited,
+    '            minimum: 1\n            maximum: 100\n            default: 20',
+    '            minimum: 5\n            maximum: 100\n            default: 20',
+  );
+  edited = edit(edited, '          maxLength: 500\n          description: The title', '          maxLength: 1000\n          description: The title');
+  expectBreaks(
+    await gateIn(await repoWith(spec, edited)),
+    '/components/schemas/CreateDownload/properties/filename/maxLength: request limit narrowed: maxLength 200 -> 100 (POST /downloads request body',
+    '/paths/~1downloads/get/parameters/1/schema/minimum: request parameter limit narrowed: minimum 1 -> 5 (GET /downloads parameter limit)',
+    '/components/schemas/Source/properties/title/maxLength: response limit widened: maxLength 500 -> 1000 (GET /downloads response 200',
+  );
+});
+
+test('when a request enum loses a value or a webhook enum gains one, then the gate fails', async () => {
+  let edited = edit(
+    spec,
+    'enum: [queued, downloading, processing, completed, failed, cancelled, expired]',
+    'enum: [queued, downloading, processing, completed, failed, cancelled]',
+  );
+  edited = edit(
+    edited,
+    'enum: [download.completed, download.failed, download.cancelled]',
+    'enum: [download.completed, download.failed, download.cancelled, download.expired]',
+  );
+  expectBreaks(
+    await gateIn(await repoWith(spec, edited)),
+    '/components/schemas/DownloadStatus/enum: request parameter enum value "expired" removed (GET /downloads parameter status)',
+    '/components/schemas/WebhookEvent/properties/type/enum: webhook payload enum value "download.expired" added (webhook downloadEnded (POST)',
+  );
+});
+
+test('when a response loses a header or a media type, then the gate fails', async () => {
+  let edited = edit(
+    spec,
+    '          headers:\n            Location:\n              description: Path of the created download.\n',
+    '          headers:\n            X-Location:\n              description: Path of the created download.\n',
+  );
+  edited = edit(edited, '            text/event-stream:\n', '            text/x-event-stream:\n');
+  expectBreaks(
+    await gateIn(await repoWith(spec, edited)),
+    '/paths/~1downloads/post/responses/202/headers/Location: response header removed: Location (POST /downloads response 202)',
+    '/paths/~1downloads~1{download_uuid}/get/responses/200/content/text~1event-stream: response media type removed: text/event-stream (GET /downloads/{download_uuid} response 200)',
+  );
+});
+
+test('when security asks more of a client, then the gate fails', async () => {
+  let edited = edit(spec, 'security:\n  - {}\n  - bearerAuth: []\ntags:', 'security:\n  - bearerAuth: []\ntags:');
+  edited = edit(
+    edited,
+    '      summary: Liveness\n      description: 200 while the process runs. Needs no key and counts against no limit.\n      security:\n        - {}\n',
+    '      summary: Liveness\n      description: 200 while the process runs. Needs no key and counts against no limit.\n      security:\n        - bearerAuth: []\n',
+  );
+  edited = edit(
+    edited,
+    '    bearerAuth:\n      type: http\n      scheme: bearer\n',
+    '    bearerAuth:\n      type: apiKey\n      name: X-API-Key\n      in: header\n',
+  );
+  expectBreaks(
+    await gateIn(await repoWith(spec, edited)),
+    '/security: security changed: a client with no credentials is no longer let in (every operation without its own security)',
+    '/paths/~1healthz/get/security: security changed: a client with no credentials is no longer let in (GET /healthz)',
+    '/components/securitySchemes/bearerAuth/type: security scheme bearerAuth: type changed: "http" -> "apiKey"',
+  );
+});
+
+test('when a webhook payload loses a field, an event or a header, or a field changes type, then the gate fails', async () => {
+  let edited = edit(spec, 'required: [type, timestamp, data]', 'required: [type, data]');
+  edited = edit(edited, '        timestamp:\n          type: string\n          format: date-time\n          description: When the download ended.\n', '');
+  edited = edit(
+    edited,
+    'type: string\n          enum: [download.completed, download.failed, download.cancelled]',
+    'type: [string, integer]\n          enum: [download.completed, download.failed]',
+  );
+  edited = edit(edited, '        - name: webhook-id\n', '        - name: webhook-message-id\n');
+  expectBreaks(
+    await gateIn(await repoWith(spec, edited)),
+    '/components/schemas/WebhookEvent/properties/timestamp: webhook payload field removed: timestamp (webhook downloadEnded (POST)',
+    '/components/schemas/WebhookEvent/properties/type/enum: webhook payload enum value "download.cancelled" removed: receivers waiting for it are no longer sent it',
+    '/components/schemas/WebhookEvent/properties/type/type: webhook payload type changed: string -> string|integer',
+    '/webhooks/downloadEnded/post/parameters/0: webhook header removed: webhook-id (webhook downloadEnded (POST))',
+  );
+});
+
+test('when the webhook is gone, then the gate fails', async () => {
+  const edited = spec.replace(/\nwebhooks:\n[\s\S]*?\ncomponents:/, '\ncomponents:');
+  expect(edited).not.toContain('\nwebhooks:');
+  expectBreaks(await gateIn(await repoWith(spec, edited)), '/webhooks/downloadEnded: webhook removed: downloadEnded');
+});
+
+test('when limits, enums, headers, media types and security only allow more, then the gate passes', async () => {
+  // A request-only enum, so that a new value of it is an addition no client reads.
+  const withPriority = (values: string) => edit(spec, createBody, `${createBody}        priority:\n          type: string\n          enum: [${values}]\n`);
+  let edited = withPriority('low, normal, high');
+  edited = edit(edited, filenameSchema, filenameSchema.replace('maxLength: 200', 'maxLength: 400'));
+  edited = edit(edited, '          maxLength: 500\n          description: The title', '          maxLength: 300\n          description: The title');
+  edited = edit(
+    edited,
+    '      required: [kind, extractor, title]\n      properties:\n',
+    '      required: [kind, extractor, title]\n      properties:\n        site:\n          type: string\n',
+  );
+  edited = edit(
+    edited,
+    '          headers:\n            Location:\n',
+    '          headers:\n            X-Request-Id:\n              schema:\n                type: string\n            Location:\n',
+  );
+  edited = edit(
+    edited,
+    '            text/event-stream:\n',
+    '            application/x-ndjson:\n              schema:\n                type: string\n            text/event-stream:\n',
+  );
+  edited = edit(
+    edited,
+    "pattern: '^[hH][tT][tT][pP][sS]?://[^/?#\\s]'\n          maxLength: 2048\n          description: The video's URL",
+    "pattern: '^[hH][tT][tT][pP][sS]?://[^/?#]'\n          maxLength: 2048\n          description: The video's URL",
+  );
+  const readiness = 'balancer sends requests elsewhere. Needs no key and counts against no limit.\n      security:\n        - {}\n';
+  edited = edit(edited, readiness, `${readiness}        - bearerAuth: []\n`);
+  const result = await gateIn(await repoWith(withPriority('low, normal'), edited));
+  expect(result).toMatchObject({ passed: true, output: expect.stringContaining('no breaking change') });
+  expect(result.output).toContain('to review by hand');
+  expect(result.output).toContain('/components/schemas/CreateDownload/properties/url: request pattern changed');
+});
+
+test('when a breaking change Optic misses comes with a new major version, then the gate passes and lists it', async () => {
+  const result = await gateIn(await repoWith(spec, raiseMajor(narrowFilename(spec))));
+  expect(result).toMatchObject({ passed: true, output: expect.stringMatching(/a new major version \((\d+) -> (\d+)\): breaking changes are allowed/) });
+  expect(result.output).toContain('request limit narrowed: maxLength 200 -> 100');
+});
