@@ -141,7 +141,44 @@ describe('files that only look like media', () => {
     expect(done).toMatchObject({ status: 'failed', error: { code: 'unsupported_source', message: expect.stringMatching(/No playable video or audio/) } });
     await expectNothingStored(app, done.id);
   });
+
+  test('when a fast-start MP4 is cut after its index and part of its media data, then the download fails as unsupported_source and no file is left; whole, it completes', async () => {
+    // ffmpeg reads such a file without a complaint: its index is all there, only the samples past the cut are not.
+    const whole = await readFile(mediaPath('clip.mp4'));
+    const boxes = topLevelBoxes(whole);
+    expect(boxes.map((box) => box.type)).toEqual(expect.arrayContaining(['moov', 'mdat']));
+    const mdat = boxes.find((box) => box.type === 'mdat')!;
+    expect(boxes.findIndex((box) => box.type === 'moov')).toBeLessThan(boxes.indexOf(mdat));
+    const cut = whole.subarray(0, mdat.start + Math.floor((mdat.end - mdat.start) / 2));
+
+    const done = await download(app, { url: source.content('/cut/fast-start.mp4', cut, { contentType: 'video/mp4' }) });
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'unsupported_source',
+        retryable: false,
+        message: expect.stringMatching(/cut short or damaged: track \d+ has \d+ bytes of samples at byte \d+, past the end of the \d+-byte file/),
+      },
+      file: null,
+    });
+    await expectNothingStored(app, done.id);
+
+    const completed = await download(app, { url: source.content('/cut/whole.mp4', whole, { contentType: 'video/mp4' }) });
+    expect(completed).toMatchObject({ status: 'completed', file: { content_type: 'video/mp4', size_bytes: whole.length } });
+  });
 });
+
+/** The boxes at the top level of an MP4 (32-bit sizes only, as the clip's are). */
+function topLevelBoxes(file: Buffer): { type: string; start: number; end: number }[] {
+  const boxes = [];
+  for (let at = 0; at + 8 <= file.length;) {
+    const size = file.readUInt32BE(at);
+    if (size < 8) break;
+    boxes.push({ type: file.toString('latin1', at + 4, at + 8), start: at, end: at + size });
+    at += size;
+  }
+  return boxes;
+}
 
 describe('segments that are not media', () => {
   test.each([
