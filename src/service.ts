@@ -84,6 +84,8 @@ async function startOn(
   const changes = await DownloadChanges.start(databaseUrl);
   const downloads = new DownloadRepository(prisma, pool, enqueueWebhooks(boss, config));
   const metrics = new Metrics(queueCounts(boss));
+  // Before the worker takes a job and the API a request: see warmUp.
+  await downloads.warmUp();
 
   const http = new SourceHttp({
     allowPrivateAddresses: config.allowPrivateAddresses,

@@ -25,6 +25,7 @@ import { downloadRoutes } from './routes/downloads.ts';
 import { fileRoutes, fileServer } from './routes/files.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { pageRoutes } from './routes/page.ts';
+import { warmUpValidator } from './warm-up.ts';
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
@@ -60,7 +61,13 @@ function operationIds(spec: Spec): Map<string, string> {
   return ids;
 }
 
-export function createApp(deps: AppDeps): RequestListener {
+export type App = {
+  listener: RequestListener;
+  /** Resolves once the validator has compiled what it would otherwise compile on first requests: listen after it. */
+  warmedUp: Promise<void>;
+};
+
+export function createApp(deps: AppDeps): App {
   const { config } = deps;
   const spec = loadSpec(config.basePath);
   const ids = operationIds(spec);
@@ -95,19 +102,19 @@ export function createApp(deps: AppDeps): RequestListener {
   api.use('/metrics', failedKeys, keys.require);
   api.use(operationsRoutes({ downloads: deps.downloads, files: deps.storage.files, metrics: deps.metrics, ytdlpVersion: deps.ytdlpVersion }));
   api.use('/downloads', failedKeys, keys.require, requestLimit(keys, config.rateLimitPerMinute));
-  api.use(knownBodyEncoding, express.json({ limit: MAX_BODY_BYTES }));
+  const bodyParser = [knownBodyEncoding, express.json({ limit: MAX_BODY_BYTES })];
+  api.use(...bodyParser);
   // Only the /downloads operations take a query; the file link ignores any, brackets and all.
   api.use('/downloads', plainQuery(spec));
-  api.use(
-    OpenApiValidator.middleware({
-      apiSpec: spec as never,
-      validateRequests: { allowUnknownQueryParameters: false },
-      // Formats checked to the letter of their standards (uuid, uri), not by a quick look.
-      ajvFormats: { mode: 'full' },
-      validateResponses: false,
-      validateSecurity: false,
-    }),
-  );
+  const validator = OpenApiValidator.middleware({
+    apiSpec: spec as never,
+    validateRequests: { allowUnknownQueryParameters: false },
+    // Formats checked to the letter of their standards (uuid, uri), not by a quick look.
+    ajvFormats: { mode: 'full' },
+    validateResponses: false,
+    validateSecurity: false,
+  });
+  api.use(validator);
   api.use(downloadRoutes({ ...deps, keys }));
   api.use(fileRoutes(serveFile));
 
@@ -117,7 +124,9 @@ export function createApp(deps: AppDeps): RequestListener {
   });
   app.use(problemHandler);
   const badTarget = new HttpProblem(400, 'The request target is neither a path nor an http(s) URL with a host this service reads.');
-  return acceptAbsoluteForm(withFileShortcut(app, { basePath: config.basePath, secure, observer, operationIds: ids, serve: serveFile }), (_req, res) =>
-    sendProblem(res, badTarget),
+  const listener = acceptAbsoluteForm(
+    withFileShortcut(app, { basePath: config.basePath, secure, observer, operationIds: ids, serve: serveFile }),
+    (_req, res) => sendProblem(res, badTarget),
   );
+  return { listener, warmedUp: warmUpValidator(validator, bodyParser, spec, config.basePath) };
 }

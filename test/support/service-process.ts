@@ -32,15 +32,26 @@ function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   return done;
 }
 
+export type SpawnOptions = {
+  /** Modules to load before the service (`--import`), paths relative to the project. */
+  preload?: string[];
+  /**
+   * Wait for the line saying the service listens instead of asking it HTTP requests: a test of
+   * what the first requests cost must make them itself.
+   */
+  readyWhenLogged?: boolean;
+};
+
 /**
  * Starts `node --import tsx src/main.ts` with `env` on top of a minimal environment (so that no
  * setting of the machine running the tests leaks in) and a free port of 127.0.0.1, and waits until
  * it answers HTTP (or, with `ROLE=worker`, which listens on no port, until it says it started).
  * Pair with `killServiceProcesses()` in afterAll.
  */
-export async function spawnServiceProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
+export async function spawnServiceProcess(env: Record<string, string>, timeoutMs = 30_000, options: SpawnOptions = {}): Promise<ServiceProcess> {
   const port = await getPort({ host: '127.0.0.1' });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const preload = (options.preload ?? []).flatMap((module) => ['--import', `./${module}`]);
+  const child = spawn(process.execPath, ['--import', 'tsx', ...preload, 'src/main.ts'], {
     cwd: projectRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -64,10 +75,12 @@ export async function spawnServiceProcess(env: Record<string, string>, timeoutMs
     const answered =
       env.ROLE === 'worker'
         ? printed.includes('worker started')
-        : await fetch(`${url}/downloads/00000000-0000-4000-8000-000000000000`).then(
-            () => true,
-            () => false,
-          );
+        : options.readyWhenLogged
+          ? printed.includes('video download service listening on')
+          : await fetch(`${url}/downloads/00000000-0000-4000-8000-000000000000`).then(
+              () => true,
+              () => false,
+            );
     if (answered) break;
     if (Date.now() >= deadline) {
       await kill(child, 'SIGKILL');
