@@ -322,3 +322,19 @@ describe('a resumption that meets another file', () => {
     await forget(service, fetched);
   }, 60_000);
 });
+
+describe('an answer that is not valid HTTP', () => {
+  test('when a source sends a chunked body whose first size is not hex in the same write as its head, then the download fails as source_http_error on its first attempt instead of holding its worker for ever', async () => {
+    const server = await serve(async (_request, socket) => {
+      await written(socket, 'HTTP/1.1 200 OK\r\nContent-Type: video/mp4\r\nTransfer-Encoding: chunked\r\n\r\nZZZZ\r\nabc\r\n0\r\n\r\n');
+      return false;
+    });
+    const [done] = await downloadAtOnce(service, [`${server.url}/media/bad-chunk.mp4?download=${nextDownload()}`]);
+    expect(outcome(done!)).toEqual({
+      status: 'failed',
+      attempts: 1,
+      error: expect.stringMatching(/^source_http_error: The source's answer is not valid HTTP/),
+    });
+    await expectStillAnswering();
+  }, 60_000);
+});

@@ -2,7 +2,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DownloadError } from '../src/core/errors.ts';
-import { SourceHttp, contentLength, requireWholeBody, type SourceResponse } from '../src/sources/http.ts';
+import { SourceHttp, contentLength, requireWholeBody, transportError, type SourceResponse } from '../src/sources/http.ts';
 
 // One exchange with a source, as the service sees it. The idle timeout holds the source to
 // sending, not the service to reading: a body is read ahead of its reader up to a bound, and a
@@ -27,10 +27,19 @@ let resettingOrigin: string;
 
 beforeAll(async () => {
   // Takes the request and says nothing more, after half a status line for /half-headers.
+  // /bad-chunk: a head and, in the same write, a chunked body whose first size is not hex; left open.
+  // /drip: a head that never ends, a header field sent every fifth of an idle timeout.
   silent = net.createServer((socket) => {
     socket.on('error', () => {});
     socket.once('data', (request) => {
-      if (request.toString('latin1').startsWith('GET /half-headers')) socket.write('HTTP/1.1 200 OK\r\nContent-Type: vid');
+      const target = request.toString('latin1').split(' ')[1];
+      if (target === '/half-headers') socket.write('HTTP/1.1 200 OK\r\nContent-Type: vid');
+      if (target === '/bad-chunk') socket.write('HTTP/1.1 200 OK\r\nContent-Type: video/mp4\r\nTransfer-Encoding: chunked\r\n\r\nZZZZ\r\nabc\r\n0\r\n\r\n');
+      if (target === '/drip') {
+        socket.write('HTTP/1.1 200 OK\r\n');
+        const drip = setInterval(() => socket.write('X-Drip: y\r\n'), IDLE_MS / 5);
+        socket.on('close', () => clearInterval(drip));
+      }
     });
   });
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
@@ -131,6 +140,25 @@ test.each(['/no-headers', '/half-headers'])(
     expect(Date.now() - started).toBeGreaterThanOrEqual(IDLE_MS * 0.8);
   },
 );
+
+test('when a source sends a chunked body that is not valid HTTP in the same write as its head, then reading it fails as source_http_error at once instead of waiting for ever', async () => {
+  const response = await client.get(`${silentOrigin}/bad-chunk`);
+  const read = await Promise.race([readLate(response, 0), sleep(IDLE_MS * 10, 'still waiting' as const)]);
+  expect(read).not.toBe('still waiting');
+  expect(transportError((read as { error?: unknown }).error)).toMatchObject({ code: 'source_http_error' });
+});
+
+test('when a source drips its head, a header field within every idle timeout, then the request fails as source_timeout after one idle timeout, by either way of asking', async () => {
+  for (const ask of [
+    () => client.get(`${silentOrigin}/drip`),
+    () => client.getBulk(`${silentOrigin}/drip`, { headers: {}, signal: new AbortController().signal }),
+  ]) {
+    const started = Date.now();
+    await expect(ask()).rejects.toMatchObject({ code: 'source_timeout', retryable: true });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(IDLE_MS * 0.8);
+    expect(Date.now() - started).toBeLessThan(IDLE_MS * 10);
+  }
+});
 
 test('when a source redirects to something that is not a URL, then the request fails as source_http_error, not as an internal error', async () => {
   await expect(client.get(`${origin}/bad-location`)).rejects.toMatchObject({ code: 'source_http_error', retryable: false });

@@ -3,7 +3,7 @@ import tls from 'node:tls';
 import { DownloadError } from '../core/errors.ts';
 import { stopWriter, type FileWriter } from '../storage/file-writer.ts';
 import { ConnectionSlabs } from './read-buffers.ts';
-import { headEnd, MAX_HEAD_BYTES, parseHead, plainLength, type ResponseHead } from './response-head.ts';
+import { headEnd, MAX_HEAD_BYTES, parseHead, plainLength, slowHead, type ResponseHead } from './response-head.ts';
 
 // A GET whose body is read straight from the socket into buffers used over and over, for the
 // bytes of a direct file. Node's HTTP client reads 64 KiB at a time into a new buffer each time,
@@ -73,7 +73,8 @@ class BulkConnection {
   private body: { writer: FileWriter; take: BulkChunkTaker; length: number; received: number; done(error?: Error): void } | null = null;
   private paused = false;
   private settled = false;
-  private readonly connectTimer: NodeJS.Timeout;
+  /** The connect timeout, then the time the whole head may take (headDeadline). */
+  private headTimer: NodeJS.Timeout;
 
   constructor(private readonly request: BulkRequest) {
     const { url, signal } = request;
@@ -89,9 +90,10 @@ class BulkConnection {
       url.protocol === 'https:'
         ? tls.connect({ ...options, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ['http/1.1'] })
         : net.connect(options);
-    this.connectTimer = setTimeout(() => this.fail(timeout('The connection to the source timed out.')), request.connectTimeoutMs);
+    this.headTimer = setTimeout(() => this.fail(timeout('The connection to the source timed out.')), request.connectTimeoutMs);
     this.socket.once('connect', () => {
-      clearTimeout(this.connectTimer);
+      clearTimeout(this.headTimer);
+      this.headTimer = setTimeout(() => this.fail(slowHead(request.idleTimeoutMs)), request.idleTimeoutMs);
       this.socket.setTimeout(request.idleTimeoutMs);
     });
     this.socket.on('timeout', () => this.idle());
@@ -138,6 +140,7 @@ class BulkConnection {
       this.head = this.head.subarray(end);
       end = headEnd(this.head);
     }
+    clearTimeout(this.headTimer);
     const rest = this.head.subarray(end);
     this.head = Buffer.alloc(0);
     if (!head) {
@@ -252,7 +255,7 @@ class BulkConnection {
   private settle(): void {
     this.settled = true;
     this.slabs.close();
-    clearTimeout(this.connectTimer);
+    clearTimeout(this.headTimer);
     this.request.signal.removeEventListener('abort', this.onAbort);
     this.socket.destroy();
   }

@@ -2,6 +2,7 @@ import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
 import { DownloadError } from '../core/errors.ts';
+import { slowHead } from './response-head.ts';
 
 // One GET over Node's own HTTP client. Its back-pressure stops reading the socket (the kernel
 // holds what the source sends meanwhile), so a body may wait unread for as long as the service
@@ -101,9 +102,18 @@ function watch(request: ClientRequest, socket: Socket, options: ExchangeOptions)
     response?.destroy(error);
     request.destroy(error);
   };
-  const watchIdle = () => void socket.setTimeout(options.idleTimeoutMs).on('timeout', idle);
+  // The idle timeout alone would let a source drip its head for ever: the whole head has one period.
+  let headTimer: NodeJS.Timeout | undefined;
+  const watchIdle = () => {
+    socket.setTimeout(options.idleTimeoutMs).on('timeout', idle);
+    headTimer = setTimeout(() => request.destroy(slowHead(options.idleTimeoutMs)), options.idleTimeoutMs);
+    request.once('response', () => clearTimeout(headTimer));
+  };
   // Let go before the pool hands the socket to another request (the agent resets its timeout).
-  const unwatch = () => void socket.off('timeout', idle);
+  const unwatch = () => {
+    clearTimeout(headTimer);
+    socket.off('timeout', idle);
+  };
   request.once('response', (response: IncomingMessage) => response.once('end', unwatch).once('close', unwatch)).once('close', unwatch);
   if (!socket.connecting) return watchIdle();
   const timer = setTimeout(() => request.destroy(timeout('The connection to the source timed out.')), options.connectTimeoutMs);

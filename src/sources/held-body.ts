@@ -71,8 +71,16 @@ export function heldBody(source: Readable): Readable {
   });
   source.on('close', () => {
     if (ended || failure) return;
-    failure = Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+    failure = prematureClose();
     pass();
   });
+  // A source may fail before it is handed over: an answer whose body is not valid HTTP in the same
+  // read as its head fails at once, and its events have all been heard by nobody. Left unsaid, the
+  // reader would wait for ever, a cancel and a shutdown with it.
+  if (source.destroyed && !ended) failure = source.errored ?? prematureClose();
   return body;
+}
+
+function prematureClose(): Error {
+  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }

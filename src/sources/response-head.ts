@@ -1,3 +1,5 @@
+import { DownloadError } from '../core/errors.ts';
+
 // The head of an HTTP/1.1 answer (status line and header fields), read strictly: what a source
 // sends is an attacker's, and an answer that is not plainly HTTP is not read at all.
 
@@ -14,6 +16,14 @@ const FIELD = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[\t ]*([\t -~\x80-\xff]*?)[\t ]*$/
  * an ETag sent twice must read as the same version from both, not as `"x", "x"` against `"x"`.
  */
 const FIRST_ONLY = new Set(['age', 'content-type', 'etag', 'expires', 'last-modified', 'location', 'retry-after', 'server']);
+
+/**
+ * A head that did not come whole within `ms` of the request: every byte of it resets the idle
+ * timeout, so a source dripping a header a second would otherwise hold a download for ever.
+ */
+export function slowHead(ms: number): DownloadError {
+  return new DownloadError('source_timeout', `The source did not send the whole head of its answer within ${ms / 1000} s.`, true);
+}
 
 /** The head in `bytes` (everything before the blank line that ends it); null when it is not valid HTTP/1.x. */
 export function parseHead(bytes: Buffer): ResponseHead | null {
