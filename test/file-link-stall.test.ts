@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { parse } from 'yaml';
 import { projectRoot } from '../src/config/paths.ts';
@@ -113,3 +114,22 @@ test('when the contract says how long the file link waits for the database, then
   const spec = parse(await readFile(path.join(projectRoot, 'openapi.yaml'), 'utf8')) as Responses;
   expect(spec.components.responses.FileLinkUnavailable!.description.replace(/\s+/g, ' ')).toContain(`within ${DATABASE_ANSWER_MS / 1000} seconds`);
 });
+
+test('when the database stalls for longer than a cancel may take, then DELETE answers 503 with Retry-After once it is back, and the download is as it was', async () => {
+  const created = await app.http.createDownload({ url: source.file('/to-cancel.mp4', mediaPath('clip.mp4')) });
+  const id = created.body.id as string;
+  await app.waitForStatus(id, ['completed']);
+  // Prisma gives a transaction 5 s: the lock is held past them, and then let go. (Requests other
+  // than the file link wait for a stalled database as long as it stalls.)
+  const { asked } = await whileStalled(async () => {
+    // In an object, so that the stall ends without waiting for the answer.
+    const asked = app.http.request('DELETE', `/downloads/${id}`, '/downloads/{download_uuid}');
+    await sleep(6_500);
+    return { asked };
+  });
+  const res = await within(20_000, 'DELETE after the stall', asked);
+  expect(res.status).toBe(503);
+  expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(((await app.http.getDownload(id)).body as Download).status).toBe('completed');
+}, 60_000);

@@ -1,7 +1,10 @@
 // What an error from the database means, whether Prisma or pg (the create batch) reported it.
 
-/** Prisma's codes for a database that cannot be reached or answered in time: a passing state. */
-const PRISMA_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/**
+ * Prisma's codes for a database that cannot be reached or answered in time: a passing state.
+ * P2028 is a transaction that ran out of its time (a lock held elsewhere), and was rolled back.
+ */
+const PRISMA_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
 /** The socket errors that Prisma's driver adapter reports as those codes, as pg passes them on. */
 const SOCKET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ECONNRESET', 'ETIMEDOUT']);
 
