@@ -157,7 +157,9 @@ describe('files that only look like media', () => {
       error: {
         code: 'unsupported_source',
         retryable: false,
-        message: expect.stringMatching(/cut short or damaged: track \d+ has \d+ bytes of samples at byte \d+, past the end of the \d+-byte file/),
+        message: expect.stringMatching(
+          /cut short, damaged or beyond what the service checks: track \d+ has \d+ bytes of samples at byte \d+, past the end of the \d+-byte file/,
+        ),
       },
       file: null,
     });

@@ -29,7 +29,7 @@ export async function inputArgs(file: string, declaredType: string | null = null
     if (fault) {
       throw new DownloadError(
         'unsupported_source',
-        `The fetched file is cut short or damaged: ${fault}. It was not processed, so that no broken file is handed back.`,
+        `The fetched file is cut short, damaged or beyond what the service checks: ${fault}. It was not processed, so that no broken file is handed back.`,
       );
     }
   }

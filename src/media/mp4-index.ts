@@ -278,7 +278,8 @@ export async function mp4IndexFault(file: string): Promise<string | null> {
       const body = { start: at + header.headerBytes, end: Math.min(end, fileBytes) };
       if (header.type === 'mdat') mdats.push(body);
       else if (header.type === 'moov' && !moov) {
-        if (end - body.start > MAX_INDEX_BYTES) return `its index (moov) of ${end - body.start} bytes is larger than the ${MAX_INDEX_BYTES} bytes read`;
+        if (end - body.start > MAX_INDEX_BYTES)
+          return `its index (moov) of ${end - body.start} bytes is more than the ${MAX_INDEX_BYTES} bytes the service reads of one`;
         moov = await reader.bytes(body.start, Math.max(0, body.end - body.start));
         // A fragmented file's index names no samples: nothing to check, and no need to walk its fragments.
         if (namesNoSamples(moov)) return null;
