@@ -26,21 +26,21 @@ export async function downloadToEnd(app: TestService, body: Record<string, unkno
   return app.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
 }
 
-export type ResponsivenessLimits = { slowestProbeMs: number; worstLoopDelayMs?: number };
+export type ResponsivenessLimits = { slowestProbeMs: number; worstLoopStallMs?: number };
 
 /** `downloadToEnd` while the API is probed: every probe must be answered within the limits. */
 export async function downloadWhileProbing(
   app: TestService,
   body: Record<string, unknown>,
-  limits: ResponsivenessLimits = { slowestProbeMs: 500, worstLoopDelayMs: 200 },
+  limits: ResponsivenessLimits = { slowestProbeMs: 500, worstLoopStallMs: 200 },
 ): Promise<Download> {
   const probe = watchResponsiveness(app.service.url);
   try {
     return await downloadToEnd(app, body);
   } finally {
-    const { slowestMs, probes, worstLoopDelayMs } = await probe.stop();
+    const { slowestMs, probes, worstLoopStallMs } = await probe.stop();
     expect(probes).toBeGreaterThan(0);
     expect(slowestMs).toBeLessThan(limits.slowestProbeMs);
-    if (limits.worstLoopDelayMs !== undefined) expect(worstLoopDelayMs).toBeLessThan(limits.worstLoopDelayMs);
+    if (limits.worstLoopStallMs !== undefined) expect(worstLoopStallMs).toBeLessThan(limits.worstLoopStallMs);
   }
 }
