@@ -132,9 +132,13 @@ test('when /docs is opened in a browser, then it shows every operation, breaks n
       expect({ name, listed: listed.includes(operation.summary) }).toEqual({ name, listed: true });
   }
   // Search runs too (on the page's own thread: the policy allows no eval for its worker).
-  await page.getByTestId('search-trigger').click();
-  await page.keyboard.type('cancel');
+  // A click that comes before the trigger listens (a loaded machine) opens nothing: it is clicked until the dialog is there.
   const results = page.getByTestId('search-dialog');
+  await waitFor('the search dialog to open', async () => {
+    if (!(await results.isVisible())) await page.getByTestId('search-trigger').click();
+    return results.isVisible();
+  });
+  await page.keyboard.type('cancel');
   await waitFor('search to find the cancel', async () => (await results.innerText()).includes('Cancel a download, or remove its file'));
 
   expect(requested.filter((url) => new URL(url).hostname !== '127.0.0.1')).toEqual([]);
