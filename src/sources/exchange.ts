@@ -83,7 +83,7 @@ export class Exchanges {
 
 /**
  * Holds the connection to its connect timeout, then to the idle timeout: the source must send
- * something (headers, body bytes) within every idle period, except while its body waits on the
+ * its whole head within one idle period, and something (headers, body bytes) within every one, except while its body waits on the
  * service's reader, which is not the source's delay. A pooled socket keeps none of this.
  */
 function watch(request: ClientRequest, socket: Socket, options: ExchangeOptions): void {
@@ -102,26 +102,31 @@ function watch(request: ClientRequest, socket: Socket, options: ExchangeOptions)
     response?.destroy(error);
     request.destroy(error);
   };
-  // The idle timeout alone would let a source drip its head for ever: the whole head has one period.
-  let headTimer: NodeJS.Timeout | undefined;
+  // Until the head has come: the connect timeout, then one idle period for the whole head (the
+  // idle timeout alone would let a source drip its head for ever, a header field at a time).
+  let deadline: NodeJS.Timeout | undefined;
   const watchIdle = () => {
     socket.setTimeout(options.idleTimeoutMs).on('timeout', idle);
-    headTimer = setTimeout(() => request.destroy(slowHead(options.idleTimeoutMs)), options.idleTimeoutMs);
-    request.once('response', () => clearTimeout(headTimer));
+    deadline = setTimeout(() => request.destroy(slowHead(options.idleTimeoutMs)), options.idleTimeoutMs);
   };
   // Let go before the pool hands the socket to another request (the agent resets its timeout).
   const unwatch = () => {
-    clearTimeout(headTimer);
+    clearTimeout(deadline);
     socket.off('timeout', idle);
   };
-  request.once('response', (response: IncomingMessage) => response.once('end', unwatch).once('close', unwatch)).once('close', unwatch);
+  request
+    .once('response', (response: IncomingMessage) => {
+      clearTimeout(deadline);
+      response.once('end', unwatch).once('close', unwatch);
+    })
+    .once('close', unwatch);
   if (!socket.connecting) return watchIdle();
-  const timer = setTimeout(() => request.destroy(timeout('The connection to the source timed out.')), options.connectTimeoutMs);
+  deadline = setTimeout(() => request.destroy(timeout('The connection to the source timed out.')), options.connectTimeoutMs);
   socket.once('connect', () => {
-    clearTimeout(timer);
+    clearTimeout(deadline);
     watchIdle();
   });
-  socket.once('close', () => clearTimeout(timer));
+  socket.once('close', () => clearTimeout(deadline));
 }
 
 /** The response once its headers have come (Node's client holds null until then). */
