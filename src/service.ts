@@ -20,7 +20,7 @@ import { sourceReaders, type SiteReaders } from './sources/readers/index.ts';
 import { SiteReader } from './sources/readers/site.ts';
 import { ExtractionProxy } from './sources/site/proxy.ts';
 import { findYtDlp, killAllExtractions, type YtDlp } from './sources/site/ytdlp.ts';
-import { SourceHttp } from './sources/http.ts';
+import { SourceHttp } from './net/guarded-client.ts';
 import { openStorage } from './storage/index.ts';
 import { enqueueWebhooks } from './webhooks/enqueue.ts';
 import { ensureWebhookQueue } from './webhooks/queue.ts';

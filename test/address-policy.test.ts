@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AddressPolicy } from '../src/sources/address-policy.ts';
+import { AddressPolicy } from '../src/net/address-policy.ts';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';

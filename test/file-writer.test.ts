@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileWriter } from '../src/storage/file-writer.ts';
+import { fileWriter } from '../src/files/file-writer.ts';
 
 // The writer every piece of a direct file goes through. A source that fails mid-body must lose only
 // the bytes that never arrived: those handed to the writer and still queued behind a slow write are

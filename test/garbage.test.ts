@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { heldBody } from '../src/sources/held-body.ts';
+import { heldBody } from '../src/net/read-ahead-body.ts';
 import { runTsxScript } from './support/tsx-script.ts';
 
 // Buffers outside V8's heap that the service is done with: a body read through Node's client comes

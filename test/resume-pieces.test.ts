@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fetchDirect } from '../src/sources/direct/index.ts';
 import { storedVersion } from '../src/sources/direct/version.ts';
-import { SourceHttp } from '../src/sources/http.ts';
+import { SourceHttp } from '../src/net/guarded-client.ts';
 import { LocalTransfers } from '../src/storage/local/local-transfers.ts';
 import { parseRange } from './support/http-ranges.ts';
 

@@ -5,7 +5,7 @@ import { DownloadError } from '../src/core/errors.ts';
 import { fetchPlan } from '../src/sources/segmented/index.ts';
 import type { ByteRange, MediaPlan, SourceContext } from '../src/sources/types.ts';
 import { LocalTransfers } from '../src/storage/local/local-transfers.ts';
-import { WorkFolders } from '../src/storage/work-folders.ts';
+import { WorkFolders } from '../src/files/work-folders.ts';
 import { frameHashes, resolveFfmpeg } from './support/ffmpeg.ts';
 import { startFixtureServer, type FixtureServer, type ServeOptions } from './support/fixture-server.ts';
 import { sha256File } from './support/media.ts';

@@ -8,7 +8,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AddressPolicy } from '../src/sources/address-policy.ts';
+import { AddressPolicy } from '../src/net/address-policy.ts';
 import { ExtractionProxy, type ExtractionProxyOptions, type ProxyPass } from '../src/sources/site/proxy.ts';
 
 // The proxy every yt-dlp run goes through, used by real clients (curl, Node's http, a raw socket,

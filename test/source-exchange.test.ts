@@ -2,7 +2,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DownloadError } from '../src/core/errors.ts';
-import { SourceHttp, contentLength, requireWholeBody, transportError, type SourceResponse } from '../src/sources/http.ts';
+import { SourceHttp, contentLength, requireWholeBody, transportError, type SourceResponse } from '../src/net/guarded-client.ts';
 
 // One exchange with a source, as the service sees it. The idle timeout holds the source to
 // sending, not the service to reading: a body is read ahead of its reader up to a bound, and a

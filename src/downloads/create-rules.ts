@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.ts';
-import { AddressPolicy } from '../sources/address-policy.ts';
+import { AddressPolicy } from '../net/address-policy.ts';
 
 // What makes a request for a download valid beyond the contract's schema, which the HTTP layer
 // has checked already: one place decides, for every way a download can be asked for.

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { sha256OfFile } from '../storage/hash.ts';
+import { sha256OfFile } from '../files/hash.ts';
 import type { MediaInfo } from './probe.ts';
 import type { RemuxedFile } from './remux.ts';
 

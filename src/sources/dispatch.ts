@@ -1,5 +1,5 @@
 import { DownloadError } from '../core/errors.ts';
-import { discard } from './http.ts';
+import { discard } from '../net/guarded-client.ts';
 import { NothingFound, type Arrival, type FetchedMedia, type MediaContext, type SourceReader } from './reader.ts';
 
 /**

@@ -4,7 +4,7 @@ import type { AudioFormat, Mode } from '../core/mode.ts';
 import type { Quality } from '../core/quality.ts';
 import type { FileCodecs } from '../media/codecs.ts';
 import type { ResponseKind } from './detect.ts';
-import type { SourceResponse } from './http.ts';
+import type { SourceResponse } from '../net/guarded-client.ts';
 import type { DocumentSandbox } from './sandbox/document-sandbox.ts';
 import type { SegmentStats } from './segmented/index.ts';
 import type { FetchedFile, SourceContext, SubtitleOffer } from './types.ts';

@@ -7,7 +7,7 @@ import { LocalStore } from './local/local-store.ts';
 import { LocalTransfers } from './local/local-transfers.ts';
 import type { FileStore } from './store.ts';
 import type { Transfers } from './transfer.ts';
-import { WorkFolders } from './work-folders.ts';
+import { WorkFolders } from '../files/work-folders.ts';
 
 export { StoreUnavailable, StoredFileGone, type FileStore, type StoredFile } from './store.ts';
 export type { Transfer } from './transfer.ts';

@@ -1,5 +1,5 @@
-import type { FileWriter } from './file-writer.ts';
-import type { Span } from './spans.ts';
+import type { FileWriter } from '../files/file-writer.ts';
+import type { Span } from '../files/spans.ts';
 
 // A direct file is kept as it arrives, so that a later attempt resumes it rather than starting over:
 // on the local disk (local), or in the parts of an S3 multipart upload recorded in PostgreSQL (s3),

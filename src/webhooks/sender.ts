@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { DownloadError } from '../core/errors.ts';
-import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from '../sources/address-policy.ts';
-import { Exchanges } from '../sources/exchange.ts';
+import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from '../net/address-policy.ts';
+import { Exchanges } from '../net/timed-request.ts';
 import type { WebhookJob } from './queue.ts';
 
 // A receiver is as untrusted as a source: it is reached only on addresses the policy allows, it

@@ -7,7 +7,7 @@ import { fileNameFor } from '../downloads/filename.ts';
 import type { DownloadRepository, FoundSource, StoredFile } from '../downloads/repository.ts';
 import type { DownloadChanges } from '../events/changes.ts';
 import type { DocumentSandbox } from '../sources/sandbox/document-sandbox.ts';
-import type { SourceHttp } from '../sources/http.ts';
+import type { SourceHttp } from '../net/guarded-client.ts';
 import { fetchMedia } from '../sources/index.ts';
 import type { SourceFound, SourceReader } from '../sources/reader.ts';
 import type { Logger } from '../operations/log.ts';

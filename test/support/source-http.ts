@@ -1,4 +1,4 @@
-import { SourceHttp } from '../../src/sources/http.ts';
+import { SourceHttp } from '../../src/net/guarded-client.ts';
 
 /** The service's source client as tests use it: fixture servers live on 127.0.0.1. */
 export function testSourceHttp(): SourceHttp {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { hashFileSpan, sha256OfFile } from '../../src/storage/hash.ts';
+import { hashFileSpan, sha256OfFile } from '../../src/files/hash.ts';
 
 // Files hashed from the disk, read 1 MiB at a time into one buffer: whole, by spans that cross the
 // buffer's edges, and short of the end asked for.

@@ -1,4 +1,4 @@
-import { ConnectionSlabs } from '../../src/sources/read-buffers.ts';
+import { ConnectionSlabs } from '../../src/net/read-buffers.ts';
 
 // The memory bulk connections read into: how much one read may be, as connections open and close,
 // and that an ended connection's slabs are the next one's rather than new memory.

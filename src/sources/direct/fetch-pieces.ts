@@ -1,9 +1,9 @@
 import { setMaxListeners } from 'node:events';
 import { DownloadError } from '../../core/errors.ts';
-import { gapsOf, spanBytes } from '../../storage/spans.ts';
-import { ByteMeter, tooLarge } from '../byte-meter.ts';
-import type { BulkResponse } from '../bulk-get.ts';
-import { discard, type SourceResponse } from '../http.ts';
+import { gapsOf, spanBytes } from '../../files/spans.ts';
+import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
+import type { BulkResponse } from '../../net/bulk-get.ts';
+import { discard, type SourceResponse } from '../../net/guarded-client.ts';
 import type { SourceContext } from '../types.ts';
 import { FrontHash } from './front-hash.ts';
 import { Piece, PieceQueue } from './pieces.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { hashFileSpan } from '../../storage/hash.ts';
-import { addSpan, type Span } from '../../storage/spans.ts';
+import { hashFileSpan } from '../../files/hash.ts';
+import { addSpan, type Span } from '../../files/spans.ts';
 
 // The sha256 of a file whose pieces arrive out of order, computed while they arrive rather than in
 // a pass over the whole file at the end: the first connection's bytes are hashed as it reads them,

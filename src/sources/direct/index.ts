@@ -1,5 +1,5 @@
-import { sha256OfFile } from '../../storage/hash.ts';
-import type { SourceResponse } from '../http.ts';
+import { sha256OfFile } from '../../files/hash.ts';
+import type { SourceResponse } from '../../net/guarded-client.ts';
 import type { FetchedDirectFile, SourceContext } from '../types.ts';
 import { dispositionName } from './disposition.ts';
 import { fetchRest } from './fetch-pieces.ts';

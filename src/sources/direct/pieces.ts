@@ -1,4 +1,4 @@
-import type { Span } from '../../storage/spans.ts';
+import type { Span } from '../../files/spans.ts';
 
 // How the bytes of a direct file still missing are shared among connections. A connection that
 // runs out of pieces takes over the second half of the piece with most left (whose connection then

@@ -1,6 +1,6 @@
 import { DownloadError } from '../../core/errors.ts';
-import { frontOf, type Span } from '../../storage/spans.ts';
-import { contentLength, discard, requireStatus, type SourceResponse } from '../http.ts';
+import { frontOf, type Span } from '../../files/spans.ts';
+import { contentLength, discard, requireStatus, type SourceResponse } from '../../net/guarded-client.ts';
 import type { SourceContext } from '../types.ts';
 import { ifRangeOf, parseStoredVersion, sameVersion, storedVersion, versionOf } from './version.ts';
 

@@ -2,10 +2,10 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { DownloadError } from '../../core/errors.ts';
-import { stopWriter, type FileWriter } from '../../storage/file-writer.ts';
-import type { ByteMeter } from '../byte-meter.ts';
-import type { BulkResponse } from '../bulk-get.ts';
-import { discard, transportError, type SourceResponse } from '../http.ts';
+import { stopWriter, type FileWriter } from '../../files/file-writer.ts';
+import type { ByteMeter } from '../../net/byte-meter.ts';
+import type { BulkResponse } from '../../net/bulk-get.ts';
+import { discard, transportError, type SourceResponse } from '../../net/guarded-client.ts';
 import type { SourceContext } from '../types.ts';
 import type { Piece } from './pieces.ts';
 

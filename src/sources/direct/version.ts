@@ -1,5 +1,5 @@
 import { parseJson } from '../../core/json.ts';
-import type { SourceResponse } from '../http.ts';
+import type { SourceResponse } from '../../net/guarded-client.ts';
 
 // Which version of a file a response is of, by what it says of itself: its ETag (strong or weak)
 // and its Last-Modified. Bytes of two responses go into one file only when every validator both

@@ -8,7 +8,7 @@ import type { FetchedFile, MediaPlan, SourceContext, Track } from '../types.ts';
 import { fetchPiece, type PieceDeps } from './fetch-piece.ts';
 import { KeyCache } from './keys.ts';
 import { knownSize, layOut, type Piece, type TrackLayout } from './layout.ts';
-import { ByteMeter, tooLarge } from '../byte-meter.ts';
+import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
 import { Hedger } from './hedge.ts';
 import { withRetries } from './retry.ts';
 import { TrackFile } from './track-file.ts';

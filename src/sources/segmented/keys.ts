@@ -1,6 +1,6 @@
 import { DownloadError } from '../../core/errors.ts';
-import type { SourceHttp } from '../http.ts';
-import { fetchWhole, type BodyLimit } from '../small-bodies.ts';
+import type { SourceHttp } from '../../net/guarded-client.ts';
+import { fetchWhole, type BodyLimit } from '../../net/whole-body.ts';
 
 const AES_128_KEY_BYTES = 16;
 const notAKey = (url: string) => `The AES-128 key at ${url} is not ${AES_128_KEY_BYTES} bytes long.`;

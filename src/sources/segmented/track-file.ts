@@ -1,7 +1,7 @@
 import { readFile, type FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { parseJson } from '../../core/json.ts';
-import { openInPlace, replaceWhole, writeAt } from '../../storage/file-writer.ts';
+import { openInPlace, replaceWhole, writeAt } from '../../files/file-writer.ts';
 
 // A track's pieces go straight into the track's file, in play order, as they arrive: a file per
 // piece, joined at the end, cost more main-thread time than the fetch itself (opening, renaming,

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { BLOCKED_ADDRESS, type AddressPolicy } from '../address-policy.ts';
+import { BLOCKED_ADDRESS, type AddressPolicy } from '../../net/address-policy.ts';
 
 // The pieces of the extraction proxy that deal with one proxied connection: where it goes, opening
 // it under the address policy, and tying its sockets together so that they end together.

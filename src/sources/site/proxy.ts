@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type net from 'node:net';
-import type { AddressPolicy } from '../address-policy.ts';
+import type { AddressPolicy } from '../../net/address-policy.ts';
 import { DialFailure, Link, absoluteTarget, connectTarget, dial, endToEnd } from './proxy-connections.ts';
 
 // The forward proxy every yt-dlp run goes through (`--proxy`), so that each connection yt-dlp

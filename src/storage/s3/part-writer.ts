@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { fileWriter, type FileWriter } from '../file-writer.ts';
+import { fileWriter, type FileWriter } from '../../files/file-writer.ts';
 
 // The bytes of a piece of a direct file as they arrive: written into the local file, and, each time
 // a part's worth is there, that part read back from the local file (not kept in memory) and

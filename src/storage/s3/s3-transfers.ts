@@ -11,8 +11,8 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { DownloadError } from '../../core/errors.ts';
-import { fileWriter, type FileWriter } from '../file-writer.ts';
-import { addSpan, spanBytes, type Span } from '../spans.ts';
+import { fileWriter, type FileWriter } from '../../files/file-writer.ts';
+import { addSpan, spanBytes, type Span } from '../../files/spans.ts';
 import type { HeldTransfer, Transfer, Transfers } from '../transfer.ts';
 import { bucketFailure, isMissing, statusOf, type Bucket } from './bucket.ts';
 import type { CompletedTransfers } from './completed-transfers.ts';

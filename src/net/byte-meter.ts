@@ -1,6 +1,13 @@
 import { DownloadError } from '../core/errors.ts';
 import { SpeedFloor } from './speed-floor.ts';
-import type { SourceContext } from './types.ts';
+import type { SourceHttp } from './guarded-client.ts';
+
+/** What a meter reports to and is held to: the download's progress, its size limit, its client's speed floor. */
+export type MeteredDownload = {
+  progress(downloadedBytes: number, totalBytes: number | null): void;
+  maxFileBytes: number;
+  http: Pick<SourceHttp, 'minSpeed'>;
+};
 
 /**
  * Bytes of a download (a file, or every track of a stream) as they arrive: reported as progress,
@@ -14,7 +21,7 @@ export class ByteMeter {
   private readonly floor: SpeedFloor;
 
   constructor(
-    private readonly ctx: Pick<SourceContext, 'progress' | 'maxFileBytes' | 'http'>,
+    private readonly ctx: MeteredDownload,
     private readonly total: number | null,
     alreadyDone: number,
   ) {

@@ -1,7 +1,7 @@
 import net, { type LookupFunction, type Socket } from 'node:net';
 import tls from 'node:tls';
 import { DownloadError } from '../core/errors.ts';
-import { stopWriter, type FileWriter } from '../storage/file-writer.ts';
+import { stopWriter, type FileWriter } from '../files/file-writer.ts';
 import { ConnectionSlabs } from './read-buffers.ts';
 import { headEnd, MAX_HEAD_BYTES, parseHead, plainLength, slowHead, type ResponseHead } from './response-head.ts';
 
