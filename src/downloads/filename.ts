@@ -11,10 +11,7 @@ const LONE_SURROGATE = /\p{Cs}/gu;
 /** In UTF-8 bytes, so that the name with its extension stays within the 255 bytes most file systems allow. */
 const MAX_BYTES = 180;
 
-/**
- * Made once, when the module loads: making the first Segmenter loads ICU's break rules, which held
- * the event loop for some 20 ms at the first download's file name.
- */
+/** Made once, when the module loads: the first Segmenter loads ICU's break rules, on the event loop. */
 const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /** The longest start of `text` that is at most `max` bytes in UTF-8, never cutting a character (or an emoji's code points) apart. */
