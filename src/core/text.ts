@@ -14,9 +14,10 @@ export const MAX_LABEL_CHARS = 200;
  * and ALM are not in it: right-to-left writing needs them to place punctuation, and they reorder
  * nothing else.
  */
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\p{Cs}]/gu;
+const CONTROL_SET = String.raw`\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\p{Cs}`;
+const CONTROLS = new RegExp(`[${CONTROL_SET}]`, 'gu');
 /** In one line, the line and paragraph separators too (U+2028, U+2029 are not in the set: a text of several lines keeps them). */
-const CONTROLS_AND_SEPARATORS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\p{Cs}]/gu;
+const CONTROLS_AND_SEPARATORS = new RegExp(`[${CONTROL_SET}\\u2028\\u2029]`, 'gu');
 /** The controls that shape lines, which a text of several lines keeps. */
 const LINE_CONTROLS = new Set(['\t', '\n', '\r']);
 /** The controls and separators that part words, which one line turns into spaces; the rest of the set is removed. */
