@@ -9,7 +9,7 @@ import { startFixtureServer, type FixtureServer } from './support/fixture-server
 import { mediaPath } from './support/media.ts';
 import { startNginx, type Nginx } from './support/nginx.ts';
 
-// FILE_OFFLOAD=nginx: Debian's nginx in front of the service, configured as the README says. The
+// FILE_OFFLOAD=nginx: Debian's nginx in front of the service, configured as docs/operating.md says. The
 // service decides whether a token may have its file; nginx sends the bytes, with ranges and
 // conditional requests of its own.
 

@@ -508,7 +508,7 @@ describe('codecs of a file', () => {
       audioCodec: 'mjpeg',
       videoCodec: 'h264',
       subtitles: [
-        { language: 'eng', label: 'English  (SDH)' },
+        { language: 'eng', label: 'English (SDH)' },
         { language: null, label: null },
       ],
     });

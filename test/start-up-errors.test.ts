@@ -136,7 +136,7 @@ test('when STORAGE=s3 comes without S3_BUCKET, then the service exits 1 with one
     const { code, output } = await failedStart({ DATA_DIR: dataDir, STORAGE: 's3' });
     expect(code).toBe('1');
     expect(output.trim().split('\n')).toEqual([
-      'The service did not start: invalid configuration: S3_BUCKET: must be set with STORAGE=s3 (README, "Configuration").',
+      'The service did not start: invalid configuration: S3_BUCKET: must be set with STORAGE=s3 (docs/configuration.md).',
     ]);
     await expect(stat(dataDir)).rejects.toThrow(/ENOENT/);
   } finally {

@@ -201,11 +201,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     // One line, like every other reason the service gives for not starting.
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`The service did not start: invalid configuration: ${problems.join('; ')} (README, "Configuration").`);
+    throw new ConfigError(`The service did not start: invalid configuration: ${problems.join('; ')} (docs/configuration.md).`);
   }
   const c = parsed.data;
   const conflict = conflicts(c);
-  if (conflict) throw new ConfigError(`The service did not start: invalid configuration: ${conflict} (README, "Configuration").`);
+  if (conflict) throw new ConfigError(`The service did not start: invalid configuration: ${conflict} (docs/configuration.md).`);
   return {
     port: c.PORT,
     host: c.HOST,

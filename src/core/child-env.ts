@@ -1,7 +1,7 @@
 // The start scripts tune glibc's allocator for the service's own process (MALLOC_ARENA_MAX,
 // MALLOC_TRIM_THRESHOLD_). Those settings suit a Node heap, not the programs the service runs:
 // with a trim threshold of 128 KiB, ffmpeg gave its short-lived packet buffers back to the system
-// and faulted them in again, 3.5 times the page faults and twice the time of a remux. A child
+// and faulted them in again, which doubled a remux's time. A child
 // gets the environment as it was before the start script's tuning.
 
 const ALLOCATOR_TUNING = /^MALLOC_/;

@@ -6,7 +6,7 @@ import path from 'node:path';
 // The configuration of a private nginx: Debian's nginx run in a directory of its own with one
 // worker process and sendfile on, every path it writes to inside that directory, so it never
 // touches the system's configuration or logs. And the configuration FILE_OFFLOAD=nginx expects in
-// front of the service, as the README gives it (Operating it): the tests check that it works, the
+// front of the service, as docs/operating.md gives it: the tests check that it works, the
 // bench measures it.
 
 export type NginxConfigOptions = {
@@ -45,7 +45,7 @@ http {
   return file;
 }
 
-/** The service behind nginx, as the README gives it, for offloadServer: connections kept open between requests. */
+/** The service behind nginx, as docs/operating.md gives it, for offloadServer: connections kept open between requests. */
 export function offloadUpstream(service: string): string {
   return `
   upstream vds {
@@ -56,7 +56,7 @@ export function offloadUpstream(service: string): string {
 }
 
 /**
- * The server body of FILE_OFFLOAD=nginx, as the README gives it: everything goes to the service
+ * The server body of FILE_OFFLOAD=nginx, as docs/operating.md gives it: everything goes to the service
  * (offloadUpstream), and the internal location serves DATA_DIR/files/ when the service answers
  * with X-Accel-Redirect.
  */

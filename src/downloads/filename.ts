@@ -1,20 +1,18 @@
-// The stored file's name: the one the client asked for, else the last segment of the URL, cleaned
-// of anything that could act as a path or confuse a terminal, with the container's extension.
+import { boundedPrefix, oneLine } from '../core/text.ts';
 
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]+/g;
-// Invisible characters that change how the rest is shown: a right-to-left override turns what
-// follows it around, so that a name can show an extension it does not have. Removed rather than
-// spaced, since zero-width joiners inside emoji are among them.
+// The stored file's name: the one the client asked for, else the last segment of the URL, made one
+// line (core/text.ts) without anything that could act as a path, with the container's extension.
+
+/** What a file system or a shell reads as part of a path or a pattern. */
+const PATH_CHARACTERS = /[/\\:*?"<>|]+/g;
+// Every invisible character that changes how the rest is shown, beyond the bidi controls that one
+// line removes: marks, zero-width spaces, tags. Removed rather than spaced, since zero-width
+// joiners inside emoji are among them.
 const FORMAT_CHARACTERS = /\p{Cf}+/gu;
-/** Half of a surrogate pair, which JSON can carry escaped but UTF-8 cannot: U+FFFD, as an encoder makes it. */
-const LONE_SURROGATE = /\p{Cs}/gu;
 /** In UTF-8 bytes, so that the name with its extension stays within the 255 bytes most file systems allow. */
 const MAX_BYTES = 180;
 
-/**
- * Made once, when the module loads: making the first Segmenter loads ICU's break rules, which held
- * the event loop for some 20 ms at the first download's file name.
- */
+/** Made once, when the module loads: the first Segmenter loads ICU's break rules, on the event loop. */
 const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /** The longest start of `text` that is at most `max` bytes in UTF-8, never cutting a character (or an emoji's code points) apart. */
@@ -30,13 +28,9 @@ function withinBytes(text: string, max: number): string {
 }
 
 export function cleanFileName(name: string): string {
-  const cleaned = name
-    .replace(FORMAT_CHARACTERS, '')
-    .replace(LONE_SURROGATE, '\ufffd')
-    .replace(UNSAFE, ' ')
-    .replace(/\s+/g, ' ')
-    .replace(/^[.\s]+/, '');
-  return withinBytes(cleaned, MAX_BYTES).trim();
+  // MAX_BYTES bytes hold at most MAX_BYTES code points.
+  const plain = boundedPrefix(name, MAX_BYTES).replace(FORMAT_CHARACTERS, '').replace(PATH_CHARACTERS, ' ');
+  return withinBytes(oneLine(plain, MAX_BYTES).replace(/^[.\s]+/, ''), MAX_BYTES).trim();
 }
 
 function fromUrl(url: string): string {

@@ -137,10 +137,9 @@ export class DownloadRepository {
 
   /**
    * Runs each query a download's life makes through Prisma once, on an id no row has, so that
-   * nothing is changed. Prisma compiles a query of a new shape (its plan is then cached) on the
-   * event loop: some 20 ms of work each, the first query of all 60 ms, which a service just
-   * started spent on its first download, the API waiting. Call before serving; the queries go
-   * one after another, each a turn of the loop of its own.
+   * nothing is changed: Prisma compiles a query of a new shape on the event loop, which the first
+   * download would otherwise wait for. Call before serving; the queries go one after another, each
+   * a turn of the loop of its own.
    */
   async warmUp(): Promise<void> {
     const nobody: AttemptKey = { id: NO_DOWNLOAD, number: 0 };

@@ -7,7 +7,7 @@ const READ_BYTES = 1024 * 1024;
 /**
  * Feeds bytes `start` to `end` (exclusive) of `file` to `hash`, read into one buffer over and
  * over: a read stream's new buffer for every 64 KiB is garbage that V8 collects only once a great
- * deal of it has piled up (tens of MB on a download's peak). A caller that hashes many spans in
+ * deal of it has piled up. A caller that hashes many spans in
  * turn gives its own `buffer`, for the same reason. Returns where the bytes ended: `end`, or the
  * file's end when that comes first.
  */

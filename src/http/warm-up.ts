@@ -2,14 +2,9 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import express, { type RequestHandler } from 'express';
 
-// express-openapi-validator does its work when it is first used: the first request it sees
-// prepares the contract and makes its ajv instances, and the first request of each operation and
-// Content-Type compiles that operation's validators, each compile walking the whole contract. The
-// body parser loads its decoders on the first body too. All of it runs on the event loop: the
-// first download after a start held it for 250 to 450 ms on a loaded 2-CPU machine, and every
-// request then waits. So the validator is made to do that work before the server listens, on
-// requests made up for each operation of the contract and handed to it (after the same body
-// parser) without a socket. They are never answered: what counts is what is built on the way.
+// express-openapi-validator and the body parser prepare and compile on first use, on the event loop
+// (docs/performance.md). So before the server listens they are handed made-up requests for each
+// operation of the contract, without a socket; never answered: what counts is what is built.
 
 type Media = { example?: unknown; examples?: Record<string, { value?: unknown }> };
 type Operation = { operationId?: string; requestBody?: { content?: Record<string, Media> } };
@@ -19,7 +14,7 @@ type Spec = { paths: Record<string, Record<string, Operation>> };
  * The bodies to send an operation: none, then its examples under each way to name their type (the
  * validator builds one validator per Content-Type, charset and all). Each example twice: the
  * formats are regular expressions, some large (uri), which V8 compiles on their first run and
- * again, to machine code, on their second; the uri one took 40 ms.
+ * again, to machine code, on their second.
  */
 function bodies(operation: Operation): { contentType?: string; body?: string }[] {
   const made: { contentType?: string; body?: string }[] = [{}];

@@ -1,3 +1,4 @@
+import { labelOf } from '../core/text.ts';
 import { terminological } from './languages.ts';
 
 // What a file holds stream by stream, for the Download's `file.audio_codec`, `file.video_codec`
@@ -41,13 +42,6 @@ const DURATION = /^\s+Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/;
 const BLOCK = /^\s+(Metadata|Chapters|Side data):$/;
 // What muxers write when nobody named the track: no label.
 const DEFAULT_HANDLER = /handler$|^Core Media /i;
-const MAX_LABEL_CHARS = 200;
-
-function cleanLabel(text: string | undefined): string | null {
-  if (text === undefined) return null;
-  const label = text.replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
-  return label ? label.slice(0, MAX_LABEL_CHARS) : null;
-}
 
 type ReportLine = { text: string; inMetadata: boolean };
 
@@ -105,7 +99,7 @@ export function parseStreams(report: string, heading: 'Input #0' | 'Output #0' =
   const finish = () => {
     if (!current) return;
     const handler = current.handler !== undefined && !DEFAULT_HANDLER.test(current.handler.trim()) ? current.handler : undefined;
-    current.details.label = cleanLabel(current.title) ?? cleanLabel(handler);
+    current.details.label = labelOf(current.title) ?? labelOf(handler);
     streams.push(current.details);
     current = null;
   };

@@ -1,6 +1,7 @@
 import { lstat, open, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DownloadError } from '../core/errors.ts';
+import { labelOf } from '../core/text.ts';
 import { MATROSKA, MP4 } from './containers.ts';
 import { failureLine, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
 import { fileUrl, inputArgs } from './input.ts';
@@ -30,7 +31,6 @@ export const MAX_SUBTITLE_TRACKS = 32;
 // A mov_text sample (a cue's text and its style records) has a 16-bit size, and the 2018 ffmpeg
 // hangs instead of failing on a longer one: no block of the file may come near it.
 const MAX_BLOCK_BYTES = 16 * 1024;
-const MAX_LABEL_CHARS = 200;
 // A cue past the end of the video (at 99 hours, say) would stretch the file; the output is cut
 // a little after the video's end instead.
 const END_MARGIN_SECONDS = 2;
@@ -110,16 +110,11 @@ export async function subtitleFileProblem(file: string): Promise<string | null> 
   return null;
 }
 
-function cleanLabel(label: string | null | undefined): string | null {
-  const text = (label ?? '').replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
-  return text ? text.slice(0, MAX_LABEL_CHARS) : null;
-}
-
 function trackArgs(tracks: SubtitleTrack[], target: Target, firstInput: number): string[] {
   const args: string[] = [];
   tracks.forEach((track, n) => {
     args.push('-map', `${firstInput + n}:s:0`, `-metadata:s:s:${n}`, `language=${iso639_2(track.language, target.languageForm)}`);
-    const label = cleanLabel(track.label);
+    const label = labelOf(track.label);
     if (label) args.push(`-metadata:s:s:${n}`, `${target.labelKey}=${label}`);
   });
   if (tracks.length) args.push('-c:s', target.subtitleCodec, '-disposition:s', '0');
@@ -190,7 +185,7 @@ export async function embedSubtitles(input: EmbedSubtitlesInput): Promise<FileWi
     ...written.file,
     subtitles: tracks.map((track) => {
       const language = iso639_2(track.language);
-      return { file: track.file, language: language === UNDETERMINED ? null : language, label: cleanLabel(track.label) };
+      return { file: track.file, language: language === UNDETERMINED ? null : language, label: labelOf(track.label) };
     }),
     skipped,
   };

@@ -5,13 +5,11 @@ import { stopWriter, type FileWriter } from '../files/file-writer.ts';
 import { ConnectionSlabs } from './read-buffers.ts';
 import { headEnd, MAX_HEAD_BYTES, parseHead, plainLength, slowHead, type ResponseHead } from './response-head.ts';
 
-// A GET whose body is read straight from the socket into buffers used over and over, for the
-// bytes of a direct file. Node's HTTP client reads 64 KiB at a time into a new buffer each time,
-// which caps a fast source near 0.4 of curl and leaves tens of MB of spent buffers for the garbage
-// collector; read 1 MiB at a time into the few reused buffers of read-buffers.ts, the same process
-// keeps up with curl in a constant few MB. Only what the file's pieces need is spoken: one request
-// per connection, no redirects (the file's URL is already the end of them), and a body framed by
-// Content-Length alone.
+// A GET for the bytes of a direct file, its body read straight from the socket 1 MiB at a time into
+// the reused buffers of read-buffers.ts, not 64 KiB at a time into new ones as Node's client reads
+// (docs/performance.md says what that costs). Only what the file's pieces need is spoken: one
+// request per connection, no redirects (the file's URL is already the end of them), and a body
+// framed by Content-Length alone.
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const FIELD_VALUE = /^[\t -~\x80-\xff]*$/;
 

@@ -1,25 +1,14 @@
-// The memory bulk connections (bulk-get.ts) read into. A socket reads into one buffer that every
-// connection shares (a read and its callback take turns on the main thread); each read is copied
-// out into one of its connection's two slabs, where it waits until it is written. While one slab's
-// writes are on their way the other takes the reads; when both are busy the connection waits for
-// one to land, which starts it over. A throttled connection's small reads, each written before the
-// next, keep landing at the start of one slab, so that only a fast connection touches all of its
-// memory. Measured on loopback (32 connections, 4 files at once), four 1 MiB slabs a connection
-// held 100 MB more than two of 2 MiB for no more speed, and slabs handed from one connection to the
-// next through a shared pool as much again (the garbage of its churn). The slabs of all open
-// connections share one budget: a lone connection gets the largest, and many (several downloads,
-// each over several connections) get smaller ones and read less at a time, so that memory does not
-// grow with how many run at once. A slab whose connection has ended is kept for the next one (up to
-// the budget, and until no connection has been open for a while): a slab let go is garbage that V8
-// collects only once much more has piled up, and the pieces of one file open a connection each.
+// The memory bulk connections (bulk-get.ts) read into: each socket read lands in one shared buffer
+// and is copied into one of its connection's two slabs, which take turns filling and being written.
+// Every open connection's slabs share one budget, and an ended connection's are kept for the next
+// (docs/performance.md, "Why the code is as it is", says why).
 
 const MAX_READ_BYTES = 1024 * 1024;
 /** Two reads of a fast connection: one slab's writes go as one writev while the other fills. */
 const MAX_SLAB_BYTES = 2 * MAX_READ_BYTES;
 /**
- * What the slabs of every open connection hold together, at most, once they are of today's size:
- * one or two connections still read 1 MiB at a time, four downloads over eight connections each
- * 64 KiB, as Node's client does. At 16 MiB, four downloads at once peaked 15 to 25 MB above one.
+ * What the slabs of every open connection hold together, at most: one or two connections still read
+ * 1 MiB at a time, four downloads over eight connections each 64 KiB, as Node's client does.
  */
 const SLABS_BUDGET_BYTES = 8 * 1024 * 1024;
 /** Below this the writes a read makes cost more than the memory they save. */
@@ -39,8 +28,7 @@ let dropSpare: NodeJS.Timeout | undefined;
 /**
  * A slab of `size`: the smallest spare that holds it, one larger cut into slabs of this size (the
  * others kept as spares), or a new one. A new buffer while a larger spare lies idle would be garbage
- * the moment the budget let a spare go: as connections opened and ended, 4 downloads over 8
- * connections each made 50 MB of slabs for a budget of 16.
+ * the moment the budget let a spare go.
  */
 function takeSlab(size: number): Buffer {
   let best = -1;

@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 
 // pg-boss computes its schedules' dates with cron-parser, which uses luxon. Untold, luxon asks Intl
 // for the machine's locale and time zone (`new Intl.DateTimeFormat()`) the first time it makes a
-// date, and that first Intl object maps in ICU's locale and zone data: about 5 MB of the process's
-// resident memory, for good (measured on the idle service). pg-boss always names a schedule's zone
+// date, and that first Intl object maps in ICU's locale and zone data for good (docs/performance.md
+// says how much). pg-boss always names a schedule's zone
 // (UTC unless the schedule says otherwise) and cron-parser moves every date into it, so luxon's own
 // defaults change no date it computes; told them, it never asks Intl.
 

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DownloadError } from '../core/errors.ts';
+import { withoutControls } from '../core/text.ts';
 import { embedSubtitles, MAX_SUBTITLE_BYTES } from '../media/subtitles.ts';
 import { fetchWhole } from '../net/whole-body.ts';
 import { fetchDocument } from './document-limits.ts';
@@ -18,15 +19,6 @@ import type { SubtitleOffer } from './types.ts';
 const MAX_STPP_SEGMENTS = 21_600;
 
 const primary = (tag: string) => tag.split('-')[0]!.toLowerCase();
-
-// NUL ends a cue's text where ffmpeg reads it (and every cue after it); other controls and
-// direction overrides would reach players and terminals as they are.
-const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-
-/** The text without the characters a subtitle has no use for: tabs and line ends stay. */
-function withoutControls(text: string): string {
-  return text.replace(CONTROLS, '');
-}
 
 /** `all`, or the offers whose language's primary subtag is asked for (`en` takes `en-US`). */
 export function wantedSubtitles(offers: readonly SubtitleOffer[], asked: readonly string[]): SubtitleOffer[] {
@@ -91,6 +83,8 @@ export async function withSubtitles(ctx: MediaContext, media: FetchedMedia): Pro
   for (const [index, offer] of wanted.entries()) {
     try {
       const file = path.join(ctx.workDir, `subtitles-${index}.vtt`);
+      // NUL ends a cue's text where ffmpeg reads it (and every cue after it); other controls and
+      // direction overrides would reach players and terminals as they are.
       await writeFile(file, withoutControls(await subtitleText(ctx, offer)));
       tracks.push({ file, language: offer.language ?? 'und', label: offer.label });
     } catch (error) {

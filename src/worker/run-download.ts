@@ -2,6 +2,7 @@ import type { Config } from '../config/index.ts';
 import { asDownloadError, DownloadError } from '../core/errors.ts';
 import type { AudioFormat, Mode } from '../core/mode.ts';
 import { parseQuality } from '../core/quality.ts';
+import { labelOf } from '../core/text.ts';
 import { Attempt } from '../downloads/attempt.ts';
 import { fileNameFor } from '../downloads/filename.ts';
 import type { DownloadRepository, FoundSource, StoredFile } from '../downloads/repository.ts';
@@ -30,14 +31,11 @@ export type DownloadDeps = {
   metrics: Metrics;
 };
 
-/** A page's or a site's words, as the Download shows them: one line, of a bounded length. */
-function bounded(text: string | null, max: number): string | null {
-  const line = text?.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, ' ').trim();
-  return line ? Array.from(line).slice(0, max).join('') : null;
-}
+/** A page's or a site's title, as the Download shows it: the contract's bound. */
+const MAX_TITLE_CHARS = 500;
 
 function foundSource(source: SourceFound): FoundSource {
-  return { kind: source.kind, extractor: bounded(source.extractor, 200), title: bounded(source.title, 500) };
+  return { kind: source.kind, extractor: labelOf(source.extractor), title: labelOf(source.title, MAX_TITLE_CHARS) };
 }
 
 /** Thrown into a running download when the process shuts down; the download is queued again. */

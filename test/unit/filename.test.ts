@@ -33,6 +33,15 @@ describe('cleanFileName', () => {
     expect(cleanFileName(`a${'🎬'.repeat(100)}`)).toBe(`a${'🎬'.repeat(44)}`);
   });
 
+  test('when the name holds C0 and C1 controls, then a line break is a space and any other control is removed', () => {
+    expect(cleanFileName('pa\u0000ss\u009bwd\r\n\u0085notes')).toBe('passwd notes');
+  });
+
+  test('when the name is 10 MB long, then it is cut to 180 bytes; 10 MB of format characters leave nothing', () => {
+    expect(cleanFileName('é'.repeat(5 * 1024 * 1024))).toBe('é'.repeat(90));
+    expect(cleanFileName(`${'\u200b'.repeat(10 * 1024 * 1024)}name`)).toBe('');
+  });
+
   test('when the name has letters of any script and emoji, then they stay', () => {
     expect(cleanFileName('Vidéo 動画 видео 🎬')).toBe('Vidéo 動画 видео 🎬');
   });

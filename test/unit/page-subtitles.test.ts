@@ -137,9 +137,9 @@ describe('findMediaInPage: track labels', () => {
     expect(labelOf('  English &amp; SDH &quot;CC&quot;  ')).toBe('English & SDH "CC"');
   });
 
-  test('when a label holds C0, DEL and C1 control characters, then they are removed and tabs and line breaks become spaces', () => {
+  test('when a label holds C0, DEL and C1 control characters, then they are removed and a run of tabs and line breaks becomes one space', () => {
     expect(labelOf('\u0000Eng\u0007lish\u001b[31m\u007f\u0085\u009b (SDH)')).toBe('English[31m (SDH)');
-    expect(labelOf('\tEnglish\r\nSDH\f')).toBe('English  SDH');
+    expect(labelOf('\tEnglish\r\nSDH\f')).toBe('English SDH');
   });
 
   test('when a label holds control characters written as character references, then they are removed too', () => {

@@ -34,10 +34,7 @@ export type FetchedRest = { sizeBytes: number; sha256: (() => Promise<string>) |
 const WATCH_MS = 50;
 /** A file that one connection will bring within this, at the speed seen, is not shared out. */
 const SHARE_IF_LEFT_MS = 1000;
-/**
- * Nor is a connection this fast: past it the bound is the machine's CPU and disk, not the
- * connection (on loopback, 300 MB took 1.3 s over eight connections and 0.8 s over one).
- */
+/** Nor is a connection this fast: past it the bound is the machine's CPU and disk, not the connection. */
 const SHARE_BELOW_BYTES_PER_SECOND = 64 * 1024 * 1024;
 /**
  * The rest of a file this large is asked for again to be read into reused buffers: the wait for
@@ -88,8 +85,8 @@ export async function fetchRest(ctx: SourceContext, source: Resumption): Promise
 
 /**
  * The rest of a large file asked for again over a connection of its own, read into reused buffers
- * (bulk-get.ts): Node's client, which the first response came through, would cap it near half the
- * speed of curl. The first response is let go once the second has answered; a source that refuses
+ * (bulk-get.ts) rather than through Node's client, which the first response came through and which
+ * reads more slowly (docs/performance.md). The first response is let go once the second has answered; a source that refuses
  * the range keeps sending its first.
  */
 async function readIntoBuffers(ctx: SourceContext, fetch: PieceFetch, version: Version | null): Promise<PieceFetch> {

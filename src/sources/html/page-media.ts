@@ -1,8 +1,9 @@
+import { labelOf } from '../../core/text.ts';
 import { videoObjectUrls } from './json-ld.ts';
 import { metaContents, openGraphVideoUrls } from './meta-tags.ts';
 import { readPageParts } from './page-parts.ts';
 import { manifestUrlsInText } from './stream-urls.ts';
-import { trackLabel, trackLanguage, videoTrackReader, type TrackElement } from './video-tracks.ts';
+import { trackLanguage, videoTrackReader, type TrackElement } from './video-tracks.ts';
 
 /** A subtitle or caption `<track>` of one of the page's videos. */
 export type PageSubtitle = {
@@ -68,7 +69,7 @@ function subtitlesOf(tracks: TrackElement[], base: string): PageSubtitle[] {
     if (subtitles.size === MAX_SUBTITLES) break;
     const url = absoluteHttpUrl(src, base);
     if (url === null || subtitles.has(url)) continue;
-    subtitles.set(url, { url, language: trackLanguage(srclang), label: trackLabel(label) });
+    subtitles.set(url, { url, language: trackLanguage(srclang), label: labelOf(label) });
   }
   return [...subtitles.values()];
 }

@@ -38,26 +38,6 @@ export function trackLanguage(srclang: string | undefined): string | null {
   return tag !== undefined && tag.length <= MAX_LANGUAGE_CHARS && LANGUAGE_TAG.test(tag) ? tag : null;
 }
 
-const MAX_LABEL_CHARS = 200;
-/** C0 and C1 controls and DEL. Tab, line feed, form feed and carriage return separate words, so they become spaces. */
-const CONTROL = /\p{Cc}/gu;
-const SPACING_CONTROL = new Set(['\t', '\n', '\f', '\r']);
-
-/**
- * The `label` without control characters, trimmed, and cut to MAX_LABEL_CHARS code points (never
- * inside a surrogate pair); null when nothing is left.
- */
-export function trackLabel(label: string | undefined): string | null {
-  if (label === undefined) return null;
-  const text = label.replace(CONTROL, (control) => (SPACING_CONTROL.has(control) ? ' ' : '')).trim();
-  // MAX_LABEL_CHARS code points take at most twice as many UTF-16 units.
-  const cut = Array.from(text.slice(0, 2 * MAX_LABEL_CHARS))
-    .slice(0, MAX_LABEL_CHARS)
-    .join('')
-    .trimEnd();
-  return cut || null;
-}
-
 /**
  * A visitor for walkHtml that gathers the subtitle and caption `<track>`s of `<video>`s into
  * `tracks`, in document order, the first of each `src` (as written) only.

@@ -1,10 +1,8 @@
 import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 import { ruleOf, SVG_TAG_NAMES, type TagRule } from './tag-rules.ts';
 
-// A page is an attacker's, and its nesting is as deep as it likes (an 8 MiB page holds 2.8 million
-// `<b>`). htmlparser2's Parser keeps its open elements in an array it unshifts and searches for
-// every tag, which makes 1 MB of `<b>` take 40 s; walking the DOM it builds to the root for every
-// element is as slow again. This walk reads the same tokens with the Parser's rules over a stack
+// A page is an attacker's, and its nesting is as deep as it likes; htmlparser2's Parser is quadratic
+// in it (docs/performance.md). This walk reads the same tokens with the Parser's rules over a stack
 // that only pushes and pops, counts the open elements of each name, and calls its visitor on the
 // way down, so nothing here costs more than linear time or recurses.
 

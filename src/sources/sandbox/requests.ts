@@ -7,8 +7,8 @@ import type { Cue } from '../ttml/to-webvtt.ts';
 import type { MediaPlan } from '../types.ts';
 
 // What crosses between the service and the sandbox's thread: plain data both ways. A fetched
-// document goes as its bytes, moved rather than copied, and is decoded over there: for a playlist of
-// 16 MiB, decoding it and cloning the text held the API's thread for 120 ms or more.
+// document goes as its bytes, moved rather than copied, and is decoded over there, off the API's
+// thread.
 
 /** A reader's input as it crosses: its document's bytes in place of its text. */
 type AsBytes<Input extends { text: string }> = Omit<Input, 'text'> & { bytes: Uint8Array };

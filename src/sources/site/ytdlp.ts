@@ -6,6 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DownloadError, type ErrorCode } from '../../core/errors.ts';
 import { findExecutable, isExecutable } from '../../core/executables.ts';
+import { oneLine, withoutControls } from '../../core/text.ts';
 
 // Running yt-dlp, confined. It only extracts (`--dump-single-json --no-download`); the service
 // fetches what it finds with its own fetchers. Each run gets no shell, a clean environment with a
@@ -268,7 +269,7 @@ function failure(stderr: string, options: ExtractOptions): DownloadError {
 
 /** The first `ERROR:` line of yt-dlp's stderr (else its last line), without escape sequences or control characters. */
 function errorLine(stderr: string): string {
-  const lines = withoutControls(stderr.replace(ANSI, ''), '\n')
+  const lines = withoutControls(stderr.replace(ANSI, ''))
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean);
@@ -277,12 +278,6 @@ function errorLine(stderr: string): string {
 
 // CSI sequences (colours), then any other two-byte escape.
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]?/g;
-// C0 and C1 controls, DEL, and the invisible marks that reorder text.
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-function withoutControls(value: string, keep = ''): string {
-  return value.replace(CONTROLS, (char) => (keep.includes(char) ? char : ' '));
-}
 
 /** At most REASON_LENGTH characters of what went wrong, with yt-dlp's boilerplate and every form of the proxy's URL and credential removed. */
 function shortReason(line: string, secrets: string[]): string {
@@ -291,9 +286,9 @@ function shortReason(line: string, secrets: string[]): string {
     .replace(/;\s*please report this issue on\b.*$/i, '')
     .replace(/\s*\(caused by .*$/, '');
   for (const secret of secrets) reason = redact(reason, secret);
-  reason = withoutControls(reason).replace(/\s+/g, ' ').trim();
-  const chars = Array.from(reason);
-  return chars.length > REASON_LENGTH ? `${chars.slice(0, REASON_LENGTH - 1).join('')}…` : reason;
+  // One past the bound, to know whether it was cut.
+  const chars = Array.from(oneLine(reason, REASON_LENGTH + 1));
+  return chars.length > REASON_LENGTH ? `${chars.slice(0, REASON_LENGTH - 1).join('')}…` : chars.join('');
 }
 
 /** `text` with each `secret` replaced, except where its digits go on (the port 8080 is not in 80800). */

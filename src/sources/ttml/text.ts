@@ -1,3 +1,4 @@
+import { withoutControls } from '../../core/text.ts';
 import { CDATA_SECTION_NODE, ELEMENT_NODE, TEXT_NODE, type XmlElement, type XmlNode } from './xmldom.ts';
 
 // The text of a TTML `p`, as plain lines: spans' text kept and their styling dropped, `br` a line
@@ -30,7 +31,6 @@ export function preservesSpace(element: XmlElement, inherited: boolean): boolean
 
 /** Stands for a collapsible space until its line is complete (control characters never reach a line). */
 const COLLAPSIBLE = '\u0001';
-const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 
 function finishLine(line: string): string {
   let text = line.replace(/\u0001+/g, COLLAPSIBLE);
@@ -45,7 +45,7 @@ export function cueText(p: XmlElement, preserve: boolean): string {
   const lines: string[] = [];
   let line = '';
   const add = (raw: string, preserve: boolean) => {
-    const text = raw.replace(CONTROLS, '');
+    const text = withoutControls(raw);
     if (!preserve) {
       line += text.replace(/[ \t\n\r]+/g, COLLAPSIBLE);
       return;

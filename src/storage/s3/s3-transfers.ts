@@ -59,7 +59,7 @@ export class S3Transfers implements Transfers {
 /**
  * Aborts an unfinished upload, so that its parts stop taking room in the bucket: true once it is
  * gone, or the store says it cannot be (s3rver has no AbortMultipartUpload; a lifecycle rule of
- * the bucket is the backstop, README), false when it may be tried again later.
+ * the bucket is the backstop, docs/operating.md), false when it may be tried again later.
  */
 async function abortUpload(bucket: Bucket, record: TransferRecord): Promise<boolean> {
   try {

@@ -1,18 +1,22 @@
-// Proves that `dependencies` in package.json hold everything the service needs at run time: a
-// copy of the checkout is installed the way a container build installs it (`npm ci`, which builds
-// dist/ in `prepare`, then `npm prune --omit=dev`),
-// started with `npm start` on its embedded PostgreSQL, asked for a download that does not exist
-// (404 means migrations, queue, worker and API all came up), stopped with SIGTERM, and must then
-// have left no process behind. Plain Node, no dependencies: it runs before and apart from them.
+// The smoke test CI runs on the oldest supported Node, and proof that `dependencies` in
+// package.json hold everything the service needs at run time: a copy of the checkout is installed
+// the way a container build installs it (`npm ci`, which builds dist/ in `prepare`, then
+// `npm prune --omit=dev`), started with `npm start` on its embedded PostgreSQL, asked for a
+// download that does not exist (404 means migrations, queue, worker and API all came up), then
+// for one real download end to end (a video made with ffmpeg, served on 127.0.0.1, fetched back
+// through its link and compared byte for byte), stopped with SIGTERM, and must then have left no
+// process behind. Plain Node, no dependencies: it runs before and apart from them.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const START_TIMEOUT_MS = 45_000;
+const DOWNLOAD_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
 const root = path.resolve(import.meta.dirname, '..');
 const since = (start) => `${((Date.now() - start) / 1000).toFixed(1)} s`;
@@ -51,6 +55,29 @@ function freePort() {
   });
 }
 
+/** Two seconds of H.264/AAC in MP4, made with the ffmpeg on PATH, else the one the service ships. */
+function makeVideo(dir, app) {
+  const bundled = spawnSync('node', ['-p', "require('@ffmpeg-installer/ffmpeg').path"], { cwd: app, encoding: 'utf8' }).stdout.trim();
+  const ffmpeg = spawnSync('ffmpeg', ['-version']).status === 0 ? 'ffmpeg' : bundled;
+  const file = path.join(dir, 'smoke.mp4');
+  const args =
+    '-v error -y -f lavfi -i testsrc=duration=2:size=320x240:rate=25 -f lavfi -i sine=duration=2 -c:v libx264 -pix_fmt yuv420p -c:a aac -shortest -movflags +faststart';
+  const run = spawnSync(ffmpeg, [...args.split(' '), file], { encoding: 'utf8' });
+  if (run.status !== 0) fail(`${ffmpeg} could not make the test video`, run.stderr);
+  return readFileSync(file);
+}
+
+/** Serves `bytes` as video/mp4 on 127.0.0.1 at /smoke.mp4. */
+function serveVideo(bytes) {
+  return new Promise((resolve) => {
+    const server = createHttpServer((request, response) => {
+      response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': bytes.length });
+      response.end(request.method === 'HEAD' ? undefined : bytes);
+    });
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
 /** Processes whose command line names `dir`: the service and its PostgreSQL. */
 function processesUnder(dir) {
   const found = [];
@@ -70,6 +97,7 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), 'vds-omit-dev-'));
 chmodSync(scratch, 0o755);
 const app = path.join(scratch, 'app');
 let service;
+let source;
 try {
   checkNoModulesAbove(app);
   copyCheckout(app);
@@ -86,7 +114,15 @@ try {
   // Only what the service needs, so that no DATABASE_URL or other setting of this machine leaks in.
   service = spawn('npm', ['start'], {
     cwd: app,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: path.join(scratch, 'data') },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATA_DIR: path.join(scratch, 'data'),
+      // The smoke's source is on loopback.
+      ALLOW_PRIVATE_ADDRESSES: 'true',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     // A group of its own, so that a service that will not stop can be killed with all it started.
     detached: true,
@@ -111,6 +147,28 @@ try {
   console.log(`service answered 404 after ${since(start)}`);
 
   start = Date.now();
+  const video = makeVideo(scratch, app);
+  source = await serveVideo(video);
+  const created = await fetch(`http://127.0.0.1:${port}/downloads`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `http://127.0.0.1:${source.address().port}/smoke.mp4` }),
+  });
+  if (created.status !== 202) fail(`POST /downloads answered ${created.status}: ${await created.text()}`, output);
+  let download = await created.json();
+  while (!['completed', 'failed', 'cancelled', 'expired'].includes(download.status)) {
+    if (Date.now() - start > DOWNLOAD_TIMEOUT_MS) fail(`the download was still ${download.status} after ${DOWNLOAD_TIMEOUT_MS / 1000} s`, output);
+    await sleep(200);
+    download = await (await fetch(`http://127.0.0.1:${port}/downloads/${download.id}`)).json();
+  }
+  if (download.status !== 'completed') fail(`the download ended ${download.status}: ${JSON.stringify(download.error)}`, output);
+  const file = Buffer.from(await (await fetch(download.download_url)).arrayBuffer());
+  const sha256 = createHash('sha256').update(video).digest('hex');
+  if (!file.equals(video)) fail(`the file fetched back (${file.length} bytes) is not the ${video.length} bytes served`, output);
+  if (download.file.sha256 !== sha256) fail(`file.sha256 is ${download.file.sha256}, not ${sha256}`, output);
+  console.log(`one download end to end (${video.length} bytes, sha256 checked) in ${since(start)}`);
+
+  start = Date.now();
   process.kill(service.pid, 'SIGTERM');
   const status = await Promise.race([exited, sleep(STOP_TIMEOUT_MS, 'timeout', { ref: false })]);
   if (status === 'timeout') fail(`the service did not stop within ${STOP_TIMEOUT_MS / 1000} s of SIGTERM`, output);
@@ -123,6 +181,7 @@ try {
   console.error(error.message);
   process.exitCode = 1;
 } finally {
+  source?.close();
   if (service) {
     // Whatever of the group is still running after a failure (npm may have gone and left the service).
     try {
