@@ -6,10 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DownloadError } from '../src/core/errors.ts';
+import { fileWriter } from '../src/files/file-writer.ts';
 import { bulkGet, requestHead, type BulkRequest } from '../src/net/bulk-get.ts';
 import { discard, SourceHttp } from '../src/net/guarded-client.ts';
 import { parseHead, plainLength } from '../src/net/response-head.ts';
-import { fileWriter } from '../src/files/file-writer.ts';
 
 // The client that reads a direct file's pieces from the socket into reused buffers, against raw
 // TCP servers on 127.0.0.1 that send exactly the bytes each case needs: what a source sends is an

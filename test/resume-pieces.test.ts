@@ -7,9 +7,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SourceHttp } from '../src/net/guarded-client.ts';
 import { fetchDirect } from '../src/sources/direct/index.ts';
 import { storedVersion } from '../src/sources/direct/version.ts';
-import { SourceHttp } from '../src/net/guarded-client.ts';
 import { LocalTransfers } from '../src/storage/local/local-transfers.ts';
 import { parseRange } from './support/http-ranges.ts';
 

@@ -2,15 +2,15 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import os from 'node:os';
 import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
+import { WorkFolders } from '../src/files/work-folders.ts';
 import { fetchPlan } from '../src/sources/segmented/index.ts';
 import type { ByteRange, MediaPlan, SourceContext } from '../src/sources/types.ts';
 import { LocalTransfers } from '../src/storage/local/local-transfers.ts';
-import { WorkFolders } from '../src/files/work-folders.ts';
 import { frameHashes, resolveFfmpeg } from './support/ffmpeg.ts';
 import { startFixtureServer, type FixtureServer, type ServeOptions } from './support/fixture-server.ts';
 import { sha256File } from './support/media.ts';
-import { AES_IV, segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
 import { testSourceHttp } from './support/source-http.ts';
+import { AES_IV, segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
 import { waitFor } from './support/waiting.ts';
 
 type Progress = { downloaded: number; total: number | null };

@@ -7,12 +7,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import vm from 'node:vm';
 import fc from 'fast-check';
 import { DownloadError } from '../src/core/errors.ts';
-import { fetchDirect } from '../src/sources/direct/index.ts';
+import { WorkFolders } from '../src/files/work-folders.ts';
 import { contentLength, requireStatus, requireWholeBody, SourceHttp, transportError, type SourceResponse } from '../src/net/guarded-client.ts';
 import { peek } from '../src/net/peek.ts';
+import { fetchDirect } from '../src/sources/direct/index.ts';
 import type { SourceContext } from '../src/sources/types.ts';
 import { LocalTransfers } from '../src/storage/local/local-transfers.ts';
-import { WorkFolders } from '../src/files/work-folders.ts';
 
 // A source is a raw TCP server whose every move is drawn at random: the body's size and framing,
 // how it is cut into writes and how long it waits between them, and where and how the connection

@@ -1,6 +1,6 @@
 import { DownloadError } from '../core/errors.ts';
-import { SpeedFloor } from './speed-floor.ts';
 import type { SourceHttp } from './guarded-client.ts';
+import { SpeedFloor } from './speed-floor.ts';
 
 /** What a meter reports to and is held to: the download's progress, its size limit, its client's speed floor. */
 export type MeteredDownload = {

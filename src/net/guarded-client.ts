@@ -4,9 +4,9 @@ import { DownloadError } from '../core/errors.ts';
 import { AddressPolicy, BLOCKED_ADDRESS, type PrivateAllowance } from './address-policy.ts';
 import { bulkGet, type BulkResponse } from './bulk-get.ts';
 import { decodedBody, DOCUMENT_ENCODINGS } from './decoded-body.ts';
-import { Exchanges } from './timed-request.ts';
 import { heldBody } from './read-ahead-body.ts';
 import { SpeedFloor, type MinSpeed } from './speed-floor.ts';
+import { Exchanges } from './timed-request.ts';
 
 // One HTTP client for every source kind. Redirects are followed here, hop by hop, so that every
 // hop is checked like the first; connections go only to addresses the policy allows; transport

@@ -1,6 +1,6 @@
-import { detectKind } from './detect.ts';
 import { requireStatus } from '../net/guarded-client.ts';
 import { peek } from '../net/peek.ts';
+import { detectKind } from './detect.ts';
 import type { Arrival, MediaContext } from './reader.ts';
 
 const HEAD_BYTES = 1024;

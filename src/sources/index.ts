@@ -1,7 +1,7 @@
+import { transportError } from '../net/guarded-client.ts';
 import { arrive } from './arrival.ts';
 import { resumableDirect } from './direct/resume.ts';
 import { dispatch } from './dispatch.ts';
-import { transportError } from '../net/guarded-client.ts';
 import type { FetchedMedia, MediaContext, SourceReader } from './reader.ts';
 import { readDirect } from './readers/direct.ts';
 import { shapeToMode } from './shape.ts';

@@ -1,5 +1,5 @@
-import type { Transfer } from '../storage/transfer.ts';
 import type { SourceHttp } from '../net/guarded-client.ts';
+import type { Transfer } from '../storage/transfer.ts';
 
 /** What a source needs to fetch one download into its working directory. */
 export type SourceContext = {

@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Prisma } from '../db/prisma.ts';
+import { WorkFolders } from '../files/work-folders.ts';
 import { LocalStore } from './local/local-store.ts';
 import { LocalTransfers } from './local/local-transfers.ts';
 import type { FileStore } from './store.ts';
 import type { Transfers } from './transfer.ts';
-import { WorkFolders } from '../files/work-folders.ts';
 
 export { StoreUnavailable, StoredFileGone, type FileStore, type StoredFile } from './store.ts';
 export type { Transfer } from './transfer.ts';

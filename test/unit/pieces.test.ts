@@ -1,5 +1,5 @@
-import { MIN_PIECE_BYTES, MIN_TAKEN_BYTES, Piece, PieceQueue } from '../../src/sources/direct/pieces.ts';
 import { addSpan, frontOf, gapsOf, spanBytes, spansFrom } from '../../src/files/spans.ts';
+import { MIN_PIECE_BYTES, MIN_TAKEN_BYTES, Piece, PieceQueue } from '../../src/sources/direct/pieces.ts';
 
 // How the missing bytes of a direct file are recorded and shared among connections: pure
 // functions, no server.

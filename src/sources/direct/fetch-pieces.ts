@@ -1,8 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import { DownloadError } from '../../core/errors.ts';
 import { gapsOf, spanBytes } from '../../files/spans.ts';
-import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
 import type { BulkResponse } from '../../net/bulk-get.ts';
+import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
 import { discard, type SourceResponse } from '../../net/guarded-client.ts';
 import type { SourceContext } from '../types.ts';
 import { FrontHash } from './front-hash.ts';

@@ -1,8 +1,8 @@
-import type { DocumentSandbox } from '../sandbox/document-sandbox.ts';
-import type { SourceHttp } from '../../net/guarded-client.ts';
 import type { Mode } from '../../core/mode.ts';
 import type { Quality } from '../../core/quality.ts';
+import type { SourceHttp } from '../../net/guarded-client.ts';
 import { fetchDocument } from '../document-limits.ts';
+import type { DocumentSandbox } from '../sandbox/document-sandbox.ts';
 import type { MediaPlan, Track } from '../types.ts';
 
 /**

@@ -4,8 +4,8 @@ import { MPEG_TS } from '../../media/containers.ts';
 import { describe } from '../../media/describe.ts';
 import { probe } from '../../media/probe.ts';
 import { remux } from '../../media/remux.ts';
-import { fetchDirect } from '../direct/index.ts';
 import type { SourceResponse } from '../../net/guarded-client.ts';
+import { fetchDirect } from '../direct/index.ts';
 import type { Arrival, FetchedMedia, MediaContext, SourceReader } from '../reader.ts';
 
 // A URL that is the media file itself: fetched (or resumed) to disk, then checked to hold audio

@@ -1,8 +1,8 @@
 import { DownloadError } from '../../core/errors.ts';
 import { arrive } from '../arrival.ts';
 import { dispatch } from '../dispatch.ts';
-import { NothingFound, type Arrival, type FetchedMedia, type MediaContext, type SourceReader } from '../reader.ts';
 import { readDocument } from '../document-limits.ts';
+import { NothingFound, type Arrival, type FetchedMedia, type MediaContext, type SourceReader } from '../reader.ts';
 
 /** Candidates of a page tried before giving up: the first usually works, the rest are fallbacks. */
 const MAX_PAGE_CANDIDATES = 5;

@@ -1,7 +1,7 @@
+import { readDocument } from '../document-limits.ts';
 import { planHls } from '../hls/index.ts';
 import type { Arrival, FetchedMedia, MediaContext, SourceKind, SourceReader } from '../reader.ts';
 import { fetchPlan } from '../segmented/index.ts';
-import { readDocument } from '../document-limits.ts';
 import type { MediaPlan } from '../types.ts';
 
 // HLS playlists and DASH manifests: read whole, planned in the sandbox into tracks of segments,

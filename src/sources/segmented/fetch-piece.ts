@@ -1,12 +1,12 @@
 import { createDecipheriv } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { DownloadError } from '../../core/errors.ts';
+import type { ByteMeter } from '../../net/byte-meter.ts';
 import { contentLength, discard, requireStatus, requireWholeBody, transportError, type SourceHttp, type SourceResponse } from '../../net/guarded-client.ts';
 import type { ByteRange } from '../types.ts';
 import type { KeyCache } from './keys.ts';
 import type { Piece } from './layout.ts';
 import type { TrackFile } from './track-file.ts';
-import type { ByteMeter } from '../../net/byte-meter.ts';
 
 export type PieceDeps = { http: SourceHttp; keys: KeyCache; meter: ByteMeter; signal: AbortSignal };
 

@@ -4,12 +4,12 @@ import pLimit from 'p-limit';
 import { DownloadError } from '../../core/errors.ts';
 import { describe, type DescribedFile } from '../../media/describe.ts';
 import { remux } from '../../media/remux.ts';
+import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
 import type { FetchedFile, MediaPlan, SourceContext, Track } from '../types.ts';
 import { fetchPiece, type PieceDeps } from './fetch-piece.ts';
+import { Hedger } from './hedge.ts';
 import { KeyCache } from './keys.ts';
 import { knownSize, layOut, type Piece, type TrackLayout } from './layout.ts';
-import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
-import { Hedger } from './hedge.ts';
 import { withRetries } from './retry.ts';
 import { TrackFile } from './track-file.ts';
 

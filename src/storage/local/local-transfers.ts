@@ -3,8 +3,8 @@ import path from 'node:path';
 import { parseJson } from '../../core/json.ts';
 import { fileWriter, replaceWhole, type FileWriter } from '../../files/file-writer.ts';
 import { addSpan, spanBytes, spansFrom, type Span } from '../../files/spans.ts';
-import type { HeldTransfer, Transfer, Transfers } from '../transfer.ts';
 import { sizeOf } from '../../files/work-folders.ts';
+import type { HeldTransfer, Transfer, Transfers } from '../transfer.ts';
 
 // With local storage a direct file is kept in the working folder itself, which a retry on the same
 // disk finds: the bytes, the URL they come from, the length the source gave, and which spans of the
