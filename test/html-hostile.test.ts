@@ -1,8 +1,7 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { PageMedia } from '../src/sources/html/page-media.ts';
-import { startTestService, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { downloadToEnd, downloadWhileProbing, expectNothingStored } from './support/outcomes.ts';
 
 // Every byte of a page is an attacker's, up to the 8 MiB the service reads. Pages written to make
@@ -155,18 +154,12 @@ describe('findMediaInPage on pages nested to be slow or to overflow the stack', 
 });
 
 describe('a hostile page through the API', () => {
-  let app: TestService;
-  let source: FixtureServer;
+  const { app, source } = useService({ maxAttempts: 1 });
 
   beforeAll(async () => {
-    [app, source] = await Promise.all([startTestService({ maxAttempts: 1 }), startFixtureServer()]);
     // The first requests compile the contract's validators, in the service and in the test client
     // (some 400 ms on this event loop); an honest page first, so that the watch sees the hostile one.
     await downloadToEnd(app, { url: source.content('/honest.html', '<title>No video here</title>', { contentType: 'text/html' }) });
-  });
-
-  afterAll(async () => {
-    await Promise.all([source?.close(), app?.stop()]);
   });
 
   test('when a client downloads an 8 MiB page of slashes, then it fails as unsupported_source while the API keeps answering, and nothing is stored', async () => {
