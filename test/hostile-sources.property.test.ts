@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
-import { type Download } from './support/api.ts';
+import type { Download } from './support/api.ts';
 import { insertedAnywhere } from './support/arbitraries.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { loadConfig } from '../src/config/index.ts';
 import { DownloadError } from '../src/core/errors.ts';
 import { DocumentSandbox } from '../src/sources/sandbox/document-sandbox.ts';
-import { type Download } from './support/api.ts';
+import type { Download } from './support/api.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { downloadToEnd, downloadWhileProbing as probedDownload, expectNothingStored } from './support/outcomes.ts';

@@ -2,7 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { startService } from '../src/service.ts';
-import { type Download } from './support/api.ts';
+import type { Download } from './support/api.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 
