@@ -1,0 +1,6 @@
+// Pages for the tests of the HTML reader in both tiers.
+
+/** A UTF-8 page with this markup in its head and body. */
+export function page(head: string, body = ''): string {
+  return `<!DOCTYPE html>\n<html><head><meta charset="utf-8">${head}</head><body>${body}</body></html>\n`;
+}
