@@ -35,12 +35,16 @@ export type UseServiceOptions = {
  * Registers beforeAll and afterAll hooks (in the describe block it is called in) that start a test
  * service with `overrides` beside a fixture server, and stop both. Hooks declared after this call
  * run after these: a file's own beforeAll can use both, its own afterAll runs once both stopped.
+ * Overrides that depend on what an earlier beforeAll started (an S3 server) are given as a function.
  */
-export function useService(overrides: Partial<Config> = {}, options: UseServiceOptions = {}): { app: TestService; source: FixtureServer } {
+export function useService(
+  overrides: Partial<Config> | (() => Partial<Config>) = {},
+  options: UseServiceOptions = {},
+): { app: TestService; source: FixtureServer } {
   const app = startedLater<TestService>('the test service');
   const source = startedLater<FixtureServer>('the fixture server');
   beforeAll(async () => {
-    const [service, server] = await Promise.allSettled([startTestService(overrides), startFixtureServer()]);
+    const [service, server] = await Promise.allSettled([startTestService(typeof overrides === 'function' ? overrides() : overrides), startFixtureServer()]);
     if (service.status === 'fulfilled') app.set(service.value);
     if (server.status === 'fulfilled') source.set(server.value);
     for (const result of [service, server]) if (result.status === 'rejected') throw result.reason;
