@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveFfmpegPath } from '../src/media/ffmpeg.ts';
-import { startTestService, type Download, type TestService } from './support/api.ts';
+import type { Download } from './support/api.ts';
 import { openEventStream } from './support/event-stream.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { killServiceProcesses, spawnServiceProcess, type ServiceProcess } from './support/service-process.ts';
 import { waitFor, waitForProgress, within } from './support/waiting.ts';
@@ -14,8 +14,7 @@ import { waitFor, waitForProgress, within } from './support/waiting.ts';
 // DELETE /downloads/{id}: the API runs in this process, the downloads in a worker process of their
 // own, so a cancel has to reach the worker through the database.
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService({ role: 'api', maxAttempts: 5 }, { beforeStop: killServiceProcesses });
 let worker: ServiceProcess | undefined;
 let toolDir: string;
 let bigSize: number;
@@ -24,8 +23,6 @@ let bigSize: number;
 const RACERS = 12;
 
 beforeAll(async () => {
-  app = await startTestService({ role: 'api', maxAttempts: 5 });
-  source = await startFixtureServer();
   bigSize = (await stat(mediaPath('big.mp4'))).size;
   // An ffmpeg that takes a second longer to start, so that `processing` lasts long enough to be met.
   toolDir = await mkdtemp(path.join(os.tmpdir(), 'vds-slow-ffmpeg-'));
@@ -34,9 +31,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await killServiceProcesses();
-  await source?.close();
-  await app?.stop();
   if (toolDir) await rm(toolDir, { recursive: true, force: true });
 });
 

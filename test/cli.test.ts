@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Download } from './support/api.ts';
 import { startTestService, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { unusedPort } from './support/ports.ts';
 import { waitFor } from './support/waiting.ts';
@@ -16,19 +16,17 @@ import { waitFor } from './support/waiting.ts';
 const cli = fileURLToPath(new URL('../dist/src/cli/index.js', import.meta.url));
 const API_KEY = 'cli-test-key-31c9';
 
-let app: TestService;
+const { app, source } = useService();
 let guarded: TestService;
-let source: FixtureServer;
 let work: string;
 
 beforeAll(async () => {
-  [app, guarded, source] = await Promise.all([startTestService(), startTestService({ apiKeys: [API_KEY] }), startFixtureServer()]);
+  guarded = await startTestService({ apiKeys: [API_KEY] });
   work = await mkdtemp(path.join(os.tmpdir(), 'vds-cli-'));
 });
 
 afterAll(async () => {
-  await source?.close();
-  await Promise.all([app?.stop(), guarded?.stop()]);
+  await guarded?.stop();
   if (work) await rm(work, { recursive: true, force: true });
 });
 

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { parse } from 'yaml';
-import { startTestService, type TestService } from './support/api.ts';
+import { useService } from './support/harness.ts';
 
 // Requests that Node's HTTP parser refuses never reach Express, so these go over raw sockets:
 // supertest (and Node's own client) would refuse to send them in the first place.
@@ -8,15 +8,7 @@ import { startTestService, type TestService } from './support/api.ts';
 type Problem = { type: string; title: string; status: number; detail: string };
 type RawAnswer = { statusLine: string; headers: Record<string, string>; body: string };
 
-let app: TestService;
-
-beforeAll(async () => {
-  app = await startTestService({ role: 'api' });
-});
-
-afterAll(async () => {
-  await app?.stop();
-});
+const { app } = useService({ role: 'api' });
 
 function connect(): net.Socket {
   const { hostname, port } = new URL(app.service.url);

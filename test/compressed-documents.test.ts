@@ -2,8 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { startTestService, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { downloadToEnd, expectNothingStored } from './support/outcomes.ts';
 import { prepareHlsFixtures, type HlsFixture } from './support/streams/hls-fixtures.ts';
 
@@ -11,18 +10,12 @@ import { prepareHlsFixtures, type HlsFixture } from './support/streams/hls-fixtu
 // server compresses (asked or not, as nginx's gzip_static always does) is decoded, and every bound
 // counts the decoded bytes, so a small body that inflates without end is refused, not inflated.
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService({ maxAttempts: 1 });
 let master: HlsFixture;
 
 beforeAll(async () => {
-  [app, source, { master }] = await Promise.all([startTestService({ maxAttempts: 1 }), startFixtureServer(), prepareHlsFixtures()]);
+  ({ master } = await prepareHlsFixtures());
 }, 120_000);
-
-afterAll(async () => {
-  await source?.close();
-  await app?.stop();
-});
 
 /** Serves the master fixture: the master playlist gzip-encoded whatever was asked, variant playlists in brotli when asked for it. */
 function serveCompressedMaster(prefix: string): string {

@@ -1,30 +1,21 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import pg from 'pg';
 import supertest from 'supertest';
-import { bodyJson, startTestService, type Download, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { bodyJson, type Download } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { checkResponse } from './support/openapi.ts';
 
 type Problem = { type: string; title: string; status: number; detail: string; errors?: { field: string; message: string }[] };
 
-let app: TestService;
-let source: FixtureServer;
 let db: pg.Client;
 let clipUrl: string;
+const { app, source } = useService({}, { beforeStop: async () => await db?.end() });
 
 beforeAll(async () => {
-  app = await startTestService();
-  source = await startFixtureServer();
   clipUrl = source.file('/clip.mp4', mediaPath('clip.mp4'));
   db = new pg.Client({ connectionString: app.config.databaseUrl });
   await db.connect();
-});
-
-afterAll(async () => {
-  await db?.end();
-  await source?.close();
-  await app?.stop();
 });
 
 async function counts(): Promise<{ downloads: number; jobs: number }> {

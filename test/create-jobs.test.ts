@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PgBoss } from 'pg-boss';
 import { DOWNLOAD_QUEUE, type DownloadJob } from '../src/queue/index.ts';
-import { startTestService, type Download, type TestService } from './support/api.ts';
+import type { Download } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { openQueue, query } from './support/queue.ts';
 
 // A create writes its download's job itself, in the statement that writes the row
@@ -10,15 +11,7 @@ import { openQueue, query } from './support/queue.ts';
 // waiting worker as that does. The service only serves the API, so no worker of its own takes the
 // jobs.
 
-let app: TestService;
-
-beforeAll(async () => {
-  app = await startTestService({ role: 'api' });
-});
-
-afterAll(async () => {
-  await app?.stop();
-});
+const { app } = useService({ role: 'api' });
 
 async function created(): Promise<string> {
   const res = await app.http.createDownload({ url: 'http://example.com/a.mp4' });

@@ -2,22 +2,11 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runFfmpeg } from './support/ffmpeg.ts';
-import { startTestService, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { startTestService } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 
-let app: TestService;
-let source: FixtureServer;
-
-beforeAll(async () => {
-  app = await startTestService({ maxAttempts: 3 });
-  source = await startFixtureServer();
-});
-
-afterAll(async () => {
-  await source?.close();
-  await app?.stop();
-});
+const { app, source } = useService({ maxAttempts: 3 });
 
 async function download(url: string, body: Record<string, unknown> = {}) {
   const created = await app.http.createDownload({ url, ...body });

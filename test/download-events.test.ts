@@ -1,9 +1,9 @@
 import { rm, stat } from 'node:fs/promises';
 import { startService } from '../src/service.ts';
-import { createHttp, makeDataDir, startTestService, type Download, type DownloadStatus, type TestService } from './support/api.ts';
+import { createHttp, makeDataDir, type Download, type DownloadStatus, type TestService } from './support/api.ts';
 import { createTestDatabase } from './support/database.ts';
 import { openEventStream, type DownloadEvent } from './support/event-stream.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { killServiceProcesses, spawnServiceProcess } from './support/service-process.ts';
 import { waitFor, within } from './support/waiting.ts';
@@ -11,20 +11,11 @@ import { waitFor, within } from './support/waiting.ts';
 // GET /downloads/{id} with Accept: text/event-stream: the current state at once, then every change
 // the database announces, until a final state.
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService({ maxEventStreams: 3 }, { beforeStop: killServiceProcesses });
 let bigSize: number;
 
 beforeAll(async () => {
-  app = await startTestService({ maxEventStreams: 3 });
-  source = await startFixtureServer();
   bigSize = (await stat(mediaPath('big.mp4'))).size;
-});
-
-afterAll(async () => {
-  await killServiceProcesses();
-  await source?.close();
-  await app?.stop();
 });
 
 const ORDER: DownloadStatus[] = ['queued', 'downloading', 'processing', 'completed'];

@@ -5,8 +5,8 @@ import pg from 'pg';
 import { parse } from 'yaml';
 import { projectRoot } from '../src/config/paths.ts';
 import { DATABASE_ANSWER_MS } from '../src/db/answer.ts';
-import { bodyJson, startTestService, type Download, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { bodyJson, type Download } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { within } from './support/waiting.ts';
 
@@ -15,8 +15,7 @@ import { within } from './support/waiting.ts';
 // of this file's own, stalls every query of the service that reads a download, as such a database
 // would; the transaction is always rolled back, so the lock never outlives its test.
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService();
 let original: Buffer;
 /** Fetched once before the stall, so that the service has its lookup. */
 let warm: Download;
@@ -24,19 +23,12 @@ let warm: Download;
 let cold: Download;
 
 beforeAll(async () => {
-  app = await startTestService();
-  source = await startFixtureServer();
   original = await readFile(mediaPath('clip.mp4'));
   const completed = async (route: string) => {
     const created = await app.http.createDownload({ url: source.file(route, mediaPath('clip.mp4')) });
     return app.waitForStatus(created.body.id as string, ['completed']);
   };
   [warm, cold] = await Promise.all([completed('/warm.mp4'), completed('/cold.mp4')]);
-});
-
-afterAll(async () => {
-  await source?.close();
-  await app?.stop();
 });
 
 /** Runs `during` while the downloads table is locked against every read, and releases the lock whatever happens. */

@@ -4,8 +4,8 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { offloadServer, offloadUpstream } from '../src/core/nginx-config.ts';
-import { createHttp, startTestService, type Download, type TestHttp, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { createHttp, type Download, type TestHttp } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { startNginx, type Nginx } from './support/nginx.ts';
 
@@ -13,16 +13,13 @@ import { startNginx, type Nginx } from './support/nginx.ts';
 // service decides whether a token may have its file; nginx sends the bytes, with ranges and
 // conditional requests of its own.
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService({ fileOffload: 'nginx' });
 let nginx: Nginx;
 let nginxDir: string;
 let proxied: TestHttp;
 let original: Buffer;
 
 beforeAll(async () => {
-  app = await startTestService({ fileOffload: 'nginx' });
-  source = await startFixtureServer();
   nginxDir = await mkdtemp(path.join(os.tmpdir(), 'vds-nginx-'));
   nginx = await startNginx(nginxDir, offloadServer(path.join(app.config.dataDir, 'files')), { http: offloadUpstream(app.service.url) });
   proxied = createHttp(nginx.url);
@@ -31,8 +28,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await nginx?.stop();
-  await source?.close();
-  await app?.stop();
   if (nginxDir) await rm(nginxDir, { recursive: true, force: true });
 });
 

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { layOut } from '../src/sources/segmented/layout.ts';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { runFfmpeg } from './support/ffmpeg.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 import { downloadWhileProbing, expectNothingStored, placesOf } from './support/outcomes.ts';
 import { watchResponsiveness } from './support/responsiveness.ts';
@@ -24,22 +24,16 @@ import { waitFor, waitForProgress } from './support/waiting.ts';
 const CAPPED_BYTES = 1_000_000;
 const SLOWEST_PROBE_MS = 500;
 
-let app: TestService;
+const { app, source } = useService({ maxAttempts: 1 });
 /** MAX_FILE_BYTES of 1 MB. */
 let capped: TestService;
-let source: FixtureServer;
 let hls: HlsFixtures;
 let scratch: string;
 /** A file of the machine that no download may hand out: an MP4, so that ffmpeg would read it gladly. */
 let secret: string;
 
 beforeAll(async () => {
-  [app, capped, source, hls] = await Promise.all([
-    startTestService({ maxAttempts: 1 }),
-    startTestService({ maxAttempts: 1, maxFileBytes: CAPPED_BYTES }),
-    startFixtureServer(),
-    prepareHlsFixtures(),
-  ]);
+  [capped, hls] = await Promise.all([startTestService({ maxAttempts: 1, maxFileBytes: CAPPED_BYTES }), prepareHlsFixtures()]);
   scratch = await mkdtemp(path.join(os.tmpdir(), 'vds-hostile-media-'));
   secret = path.join(scratch, 'secret.mp4');
   // The clip with a mark of its own, so that no honest download is byte for byte this file.
@@ -47,8 +41,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await source?.close();
-  await Promise.all([app?.stop(), capped?.stop()]);
+  await capped?.stop();
   await rm(scratch, { recursive: true, force: true });
 });
 

@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
-import { startTestService, type Download, type TestService } from './support/api.ts';
+import type { Download } from './support/api.ts';
 import { insertedAnywhere } from './support/arbitraries.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { dashFixtures, serveDashFixture } from './support/streams/dash-fixtures.ts';
 import { prepareHlsFixtures, serveHlsFixture } from './support/streams/hls-fixtures.ts';
@@ -20,8 +20,7 @@ const RUNS = 12;
 const MAX_LOOP_STALL_MS = 200;
 const NOT_OURS = ['internal_error'];
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService({ maxAttempts: 1, sourceIdleTimeoutSeconds: 5, maxFileBytes: 64 * 1024 * 1024 });
 let hlsUrl: string;
 let hlsText: string;
 let dashUrl: string;
@@ -30,7 +29,6 @@ let served = 0;
 
 beforeAll(async () => {
   const [hls, dash] = await Promise.all([prepareHlsFixtures(), dashFixtures()]);
-  [app, source] = await Promise.all([startTestService({ maxAttempts: 1, sourceIdleTimeoutSeconds: 5, maxFileBytes: 64 * 1024 * 1024 }), startFixtureServer()]);
   hlsUrl = serveHlsFixture(source, hls.ts, '/hls');
   hlsText = await readFile(path.join(hls.ts.dir, hls.ts.playlist), 'utf8');
   dashUrl = serveDashFixture(source, dash.number, '/dash');
@@ -40,10 +38,6 @@ beforeAll(async () => {
   // client prepares each query on its first use); that is not what the loop delay is about.
   await expectEnded(hlsUrl);
 }, 120_000);
-
-afterAll(async () => {
-  await Promise.all([source?.close(), app?.stop()]);
-});
 
 const bigNumber = fc.oneof(fc.nat(), fc.constantFrom('2000000000', '1e308', '-1', '0', 'NaN', '99999999999999999999', '0.0000001'));
 /** Text that cannot name a host: nothing generated may send the service anywhere but loopback. */

@@ -2,8 +2,8 @@ import { stat } from 'node:fs/promises';
 import { loadConfig } from '../src/config/index.ts';
 import { DownloadError } from '../src/core/errors.ts';
 import { DocumentSandbox } from '../src/sources/sandbox/document-sandbox.ts';
-import { startTestService, type Download, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import type { Download } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { downloadToEnd, downloadWhileProbing as probedDownload, expectNothingStored } from './support/outcomes.ts';
 
@@ -13,18 +13,12 @@ import { downloadToEnd, downloadWhileProbing as probedDownload, expectNothingSto
 
 const MAX_FILE_BYTES = 1_000_000;
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService({ maxAttempts: 1, maxFileBytes: MAX_FILE_BYTES });
 
 beforeAll(async () => {
-  [app, source] = await Promise.all([startTestService({ maxAttempts: 1, maxFileBytes: MAX_FILE_BYTES }), startFixtureServer()]);
   // The first download of a process pays once for what every later one reuses (the database
   // client prepares each query on its first use); the probes measure what hostile input costs.
   await downloadToEnd(app, { url: source.file('/warm-up.mp4', mediaPath('clip.mp4')) });
-});
-
-afterAll(async () => {
-  await Promise.all([source?.close(), app?.stop()]);
 });
 
 /** Downloads `url` while probing the API; every download here fails, and must leave nothing behind. */

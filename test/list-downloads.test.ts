@@ -1,20 +1,13 @@
 import pg from 'pg';
-import { startTestService, type Download, type TestService } from './support/api.ts';
+import type { Download } from './support/api.ts';
+import { useService } from './support/harness.ts';
 
 // GET /downloads: newest first, paged by cursor. The service runs without a worker, so the
 // downloads stay as they were created unless a test changes them.
 
 type Page = { items: Download[]; next_cursor: string | null };
 
-let app: TestService;
-
-beforeAll(async () => {
-  app = await startTestService({ role: 'api' });
-});
-
-afterAll(async () => {
-  await app?.stop();
-});
+const { app } = useService({ role: 'api' });
 
 function list(query = '') {
   return app.http.request('GET', `/downloads${query}`, '/downloads');

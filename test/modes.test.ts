@@ -1,9 +1,9 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bodyJson, startTestService, type Download, type TestService } from './support/api.ts';
+import { bodyJson, type Download } from './support/api.ts';
 import { runFfmpeg } from './support/ffmpeg.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { dashFixtures, serveDashFixture, type DashFixture } from './support/streams/dash-fixtures.ts';
 import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support/streams/hls-fixtures.ts';
@@ -11,21 +11,18 @@ import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support
 // mode and audio_format through the API, on media made by ffmpeg: the file holds what was asked
 // for, copied where it can be (packet for packet), and nothing the mode throws away is fetched.
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService();
 let hls: HlsFixtures;
 let dash: Record<string, DashFixture>;
 let scratch: string;
 
 beforeAll(async () => {
-  [app, source, hls, dash] = await Promise.all([startTestService(), startFixtureServer(), prepareHlsFixtures(), dashFixtures()]);
+  [hls, dash] = await Promise.all([prepareHlsFixtures(), dashFixtures()]);
   scratch = await mkdtemp(path.join(os.tmpdir(), 'vds-modes-'));
 }, 120_000);
 
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
-  await source?.close();
-  await app?.stop();
 });
 
 async function download(body: Record<string, unknown>): Promise<Download> {

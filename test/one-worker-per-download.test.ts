@@ -6,8 +6,8 @@ import { createPrisma, type Prisma } from '../src/db/prisma.ts';
 import { DownloadRepository } from '../src/downloads/repository.ts';
 import { DOWNLOAD_QUEUE } from '../src/queue/index.ts';
 import { startService, type Service } from '../src/service.ts';
-import { startTestService, type Download, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import type { Download } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 import { jobsOf, openQueue } from './support/queue.ts';
 import { waitFor, waitForProgress } from './support/waiting.ts';
@@ -16,29 +16,27 @@ import { waitFor, waitForProgress } from './support/waiting.ts';
 // pg-boss may hand one download's job out twice (after an expiry, or a heartbeat it did not see in
 // time); only the claim on the download row keeps a second worker from running it beside the first.
 
-let app: TestService;
 let second: Service;
-let source: FixtureServer;
 let boss: PgBoss;
 let pool: pg.Pool;
 let prisma: Prisma;
+const { app, source } = useService(
+  {},
+  {
+    beforeStop: async () => {
+      await prisma?.$disconnect();
+      await pool?.end();
+      await boss?.stop({ graceful: false });
+      await second?.stop();
+    },
+  },
+);
 
 beforeAll(async () => {
-  app = await startTestService();
   second = await startService({ ...app.config, port: 0 });
-  source = await startFixtureServer();
   boss = await openQueue(app.config.databaseUrl!);
   pool = createPool(app.config.databaseUrl!);
   prisma = createPrisma(pool);
-});
-
-afterAll(async () => {
-  await prisma?.$disconnect();
-  await pool?.end();
-  await boss?.stop({ graceful: false });
-  await second?.stop();
-  await source?.close();
-  await app?.stop();
 });
 
 test('when a second job for a running download reaches a worker, then it starts no second attempt and the download completes once, the source asked once', async () => {

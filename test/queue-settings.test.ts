@@ -2,17 +2,16 @@ import { PgBoss } from 'pg-boss';
 import { MAX_DOWNLOAD_TIMEOUT_SECONDS } from '../src/config/download-timeout.ts';
 import { downloadJobExpirySeconds } from '../src/queue/expiry.ts';
 import { startService, type Service } from '../src/service.ts';
-import { startTestService, type Download, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import type { Download } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { jobsOf, query } from './support/queue.ts';
 
 // pg-boss copies a queue's settings into each job as it is queued, and createQueue leaves a queue
 // that exists as it was: the settings of a start must reach the queue row itself.
 
-let app: TestService;
 let restarted: Service;
-let source: FixtureServer;
+const { app, source } = useService({ maxAttempts: 1, retryDelaySeconds: 1 }, { beforeStop: async () => await restarted?.stop() });
 
 type QueueRow = { retry_limit: number; retry_delay: number; expire_seconds: number };
 
@@ -20,17 +19,6 @@ async function downloadQueue(): Promise<QueueRow> {
   const [row] = await query<QueueRow>(app.config.databaseUrl!, "SELECT retry_limit, retry_delay, expire_seconds FROM pgboss.queue WHERE name = 'download'");
   return row!;
 }
-
-beforeAll(async () => {
-  app = await startTestService({ maxAttempts: 1, retryDelaySeconds: 1 });
-  source = await startFixtureServer();
-});
-
-afterAll(async () => {
-  await restarted?.stop();
-  await source?.close();
-  await app?.stop();
-});
 
 test('when a queue created by an earlier start had other settings, then the next start brings it to the configuration', async () => {
   const first = await downloadQueue();

@@ -4,28 +4,16 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../src/config/index.ts';
 import { startService, type Service } from '../src/service.ts';
-import { startTestService, type Download, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import type { Download } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { jobsOf, openQueue } from './support/queue.ts';
 
 // The sweep runs when a worker starts (and on a schedule at every full minute, too rare to wait
 // for), so each step restarts the service on the same database, data dir and port.
 
-let app: TestService;
 let current: Service | undefined;
-let source: FixtureServer;
-
-beforeAll(async () => {
-  app = await startTestService();
-  source = await startFixtureServer();
-});
-
-afterAll(async () => {
-  await current?.stop();
-  await source?.close();
-  await app?.stop();
-});
+const { app, source } = useService({}, { beforeStop: async () => await current?.stop() });
 
 async function restart(overrides: Partial<Config>): Promise<void> {
   await (current ?? app.service).stop();

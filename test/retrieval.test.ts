@@ -4,15 +4,13 @@ import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { bodyJson, startTestService, type Download, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { bodyJson, type Download } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { startS3Server, type S3Server } from './support/s3-server.ts';
 
 // Every store serves files alike: the local directory, and an S3 bucket (streamed by the service).
 describe.each(['local', 's3'] as const)('with %s storage', (kind) => {
-  let app: TestService;
-  let source: FixtureServer;
   let done: Download;
   let original: Buffer;
   let s3: S3Server | undefined;
@@ -26,16 +24,17 @@ describe.each(['local', 's3'] as const)('with %s storage', (kind) => {
 
   beforeAll(async () => {
     s3 = kind === 's3' ? await startS3Server() : undefined;
-    app = await startTestService(s3 ? { storage: s3.settings() } : {});
-    source = await startFixtureServer();
+  });
+
+  const { app, source } = useService(() => (s3 ? { storage: s3.settings() } : {}));
+
+  beforeAll(async () => {
     original = await readFile(mediaPath('clip.mp4'));
     const created = await app.http.createDownload({ url: source.file('/clip.mp4', mediaPath('clip.mp4')), filename: 'Vidéo «été» 日本' });
     done = await app.waitForStatus(created.body.id as string, ['completed']);
   });
 
   afterAll(async () => {
-    await source?.close();
-    await app?.stop();
     await s3?.close();
   });
 

@@ -8,7 +8,7 @@ import pg from 'pg';
 import type { Config } from '../src/config/index.ts';
 import { startService, type Service } from '../src/service.ts';
 import { bodyJson, createHttp, startTestService, type Download, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { startS3Server, type S3Server } from './support/s3-server.ts';
 import { sizedMedia } from './support/sized-media.ts';
@@ -19,17 +19,14 @@ import { waitFor, waitForProgress } from './support/waiting.ts';
 // PostgreSQL, and what a download leaves behind (an upload, an object) goes with it.
 
 let s3: S3Server;
-let source: FixtureServer;
-let app: TestService;
 
 beforeAll(async () => {
-  [s3, source] = await Promise.all([startS3Server(), startFixtureServer()]);
-  app = await startTestService({ storage: s3.settings() });
+  s3 = await startS3Server();
 });
 
+const { app, source } = useService(() => ({ storage: s3.settings() }));
+
 afterAll(async () => {
-  await app?.stop();
-  await source?.close();
   await s3?.close();
 });
 

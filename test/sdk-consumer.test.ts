@@ -4,8 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startTestService, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 
 // The SDK as another project gets it: a scratch project outside this repository that depends on
@@ -16,13 +15,11 @@ const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService();
 let project: string;
 
 // dist/ is built once for the whole run, by the global setup.
 beforeAll(async () => {
-  [app, source] = await Promise.all([startTestService(), startFixtureServer()]);
   project = await mkdtemp(path.join(os.tmpdir(), 'vds-consumer-'));
   await mkdir(path.join(project, 'node_modules'));
   await symlink(root, path.join(project, 'node_modules', 'video-download-service'), 'dir');
@@ -37,8 +34,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await source?.close();
-  await app?.stop();
   if (project) await rm(project, { recursive: true, force: true });
 });
 

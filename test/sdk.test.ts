@@ -3,24 +3,22 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createClient, ProblemError, type Download, type VideoDownloadClient } from '../src/client/index.ts';
-import { startTestService, type TestService } from './support/api.ts';
+import { startTestService } from './support/api.ts';
 import { startCuttingProxy, type CutOptions, type CuttingProxy } from './support/cutting-proxy.ts';
 import { openEventStream } from './support/event-stream.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 
 // The SDK as a consumer uses it, against the real service and real sources: every answer it
 // returns is typed from openapi.yaml, and what it reads here is also what the service sent.
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService();
 let proxy: CuttingProxy;
 let vds: VideoDownloadClient;
 let work: string;
 const proxies: CuttingProxy[] = [];
 
 beforeAll(async () => {
-  [app, source] = await Promise.all([startTestService(), startFixtureServer()]);
   proxy = await startCuttingProxy(app.service.url, { cut: 'file' });
   vds = createClient({ baseUrl: proxy.url });
   work = await mkdtemp(path.join(os.tmpdir(), 'vds-sdk-'));
@@ -28,8 +26,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([proxy, ...proxies].map((started) => started?.close()));
-  await source?.close();
-  await app?.stop();
   if (work) await rm(work, { recursive: true, force: true });
 });
 

@@ -2,22 +2,11 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { startService } from '../src/service.ts';
-import { startTestService, type Download, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import type { Download } from './support/api.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 
-let app: TestService;
-let source: FixtureServer;
-
-beforeAll(async () => {
-  app = await startTestService();
-  source = await startFixtureServer();
-});
-
-afterAll(async () => {
-  await source?.close();
-  await app?.stop();
-});
+const { app, source } = useService();
 
 test('when the service stops mid-download, then the download goes back to queued and a restart resumes it', async () => {
   const size = (await stat(mediaPath('big.mp4'))).size;

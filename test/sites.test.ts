@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { startTestService, type Download, type TestService } from './support/api.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support/streams/hls-fixtures.ts';
 import { waitFor } from './support/waiting.ts';
@@ -16,8 +16,7 @@ import { waitFor } from './support/waiting.ts';
 // (a JW Player set-up script, a meta refresh), extracted through the service's proxy and fetched by
 // the service's own readers. These need yt-dlp on PATH, and fail (never skip) without it.
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService({ ytdlp: 'on', ytdlpTimeoutSeconds: 20, maxAttempts: 1 });
 let hls: HlsFixtures;
 
 const page = (head: string, body = '') => `<!doctype html><html><head>${head}</head><body>${body}</body></html>`;
@@ -25,17 +24,8 @@ const jwPlayer = (title: string, file: string) =>
   page(`<title>${title}</title>`, `<div id="player"></div><script>jwplayer("player").setup({file: "${file}"});</script>`);
 
 beforeAll(async () => {
-  [app, source, hls] = await Promise.all([
-    startTestService({ ytdlp: 'on', ytdlpTimeoutSeconds: 20, maxAttempts: 1 }),
-    startFixtureServer(),
-    prepareHlsFixtures(),
-  ]);
+  hls = await prepareHlsFixtures();
 }, 120_000);
-
-afterAll(async () => {
-  await source?.close();
-  await app?.stop();
-});
 
 async function download(url: string, timeoutMs = 60_000): Promise<Download> {
   const created = await app.http.createDownload({ url });

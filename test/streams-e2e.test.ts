@@ -1,9 +1,9 @@
 import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestService, type Download, type TestService } from './support/api.ts';
+import type { Download } from './support/api.ts';
 import { frameHashes } from './support/ffmpeg.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { dashFixtures, serveDashFixture, type DashFixture } from './support/streams/dash-fixtures.ts';
 import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support/streams/hls-fixtures.ts';
@@ -13,21 +13,18 @@ import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support
 
 const FPS = 25;
 
-let app: TestService;
-let source: FixtureServer;
+const { app, source } = useService();
 let hls: HlsFixtures;
 let dash: Record<string, DashFixture>;
 let scratch: string;
 
 beforeAll(async () => {
-  [app, source, hls, dash] = await Promise.all([startTestService(), startFixtureServer(), prepareHlsFixtures(), dashFixtures()]);
+  [hls, dash] = await Promise.all([prepareHlsFixtures(), dashFixtures()]);
   scratch = await mkdtemp(path.join(os.tmpdir(), 'vds-e2e-'));
 }, 120_000);
 
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
-  await source?.close();
-  await app?.stop();
 });
 
 async function download(url: string, extra: Record<string, unknown> = {}): Promise<Download> {

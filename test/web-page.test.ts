@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { launchBrowser } from './support/browser.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { waitFor } from './support/waiting.ts';
 
@@ -15,27 +15,20 @@ const artifacts = fileURLToPath(new URL('artifacts/', import.meta.url));
 const API_KEY = 'web-test-key-90af';
 const OTHER_KEY = 'web-test-other-key-3d7e';
 
-let app: TestService;
+const { app, source } = useService();
 let guarded: TestService;
-let source: FixtureServer;
 let browser: Browser;
 let bigSize: number;
 
 beforeAll(async () => {
-  [app, guarded, source, browser] = await Promise.all([
-    startTestService(),
-    startTestService({ apiKeys: [API_KEY, OTHER_KEY] }),
-    startFixtureServer(),
-    launchBrowser(),
-  ]);
+  [guarded, browser] = await Promise.all([startTestService({ apiKeys: [API_KEY, OTHER_KEY] }), launchBrowser()]);
   bigSize = (await stat(mediaPath('big.mp4'))).size;
   await mkdir(artifacts, { recursive: true });
 });
 
 afterAll(async () => {
   await browser?.close();
-  await source?.close();
-  await Promise.all([app?.stop(), guarded?.stop()]);
+  await guarded?.stop();
 });
 
 async function openPage(service: TestService, width = 1000): Promise<Page> {

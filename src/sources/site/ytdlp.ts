@@ -217,7 +217,7 @@ function firstVideo(json: unknown): SiteInfo | null {
 
 // ---------------------------------------------------------------------------------------------
 // What a failure means. The first rule whose pattern is in yt-dlp's ERROR line decides; the lines
-// these were written against are in test/site-ytdlp.test.ts. The proxy answers 403 to what the
+// these were written against are in test/site-errors.test.ts. The proxy answers 403 to what the
 // address policy refuses: for https that is "Tunnel connection failed: 403", for plain http an
 // "HTTP Error 403" like a site's own, which only the proxy's record (`refusedHosts`) tells apart.
 
