@@ -3,9 +3,8 @@ import { DownloadError } from '../core/errors.ts';
 import { containerOfDeclared, MATROSKA_AUDIO, type Container } from './containers.ts';
 import { failureLine, timeLimitMs } from './ffmpeg.ts';
 import { inputArgs } from './input.ts';
-import { removeOutputs, sizeLimitArgs, writeOutput, type OutputTarget } from './output-file.ts';
+import { removeOutputs, sizeLimitArgs, writeOutput, type OutputTarget, type RemuxedFile } from './output-file.ts';
 import { probe } from './probe.ts';
-import type { RemuxedFile } from './remux.ts';
 
 // `mode: "audio"`: the first audio stream of a file (muxed or audio-only), alone in a file of its
 // own. `audio_format: "best"` never re-encodes; `m4a`, `mp3` and `opus` copy a stream that already

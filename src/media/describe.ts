@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { sha256OfFile } from '../files/hash.ts';
 import type { MediaInfo } from './probe.ts';
-import type { RemuxedFile } from './remux.ts';
+import type { RemuxedFile } from './output-file.ts';
 
 export type DescribedFile = Omit<RemuxedFile, 'info'> & Omit<MediaInfo, 'streams'> & { sizeBytes: number; sha256: string };
 

@@ -2,9 +2,8 @@ import { stat } from 'node:fs/promises';
 import { DownloadError } from '../core/errors.ts';
 import { failureLine, timeLimitMs } from './ffmpeg.ts';
 import { inputArgs } from './input.ts';
-import { removeOutputs, sizeLimitArgs, TO_MATROSKA, TO_MP4, writeMp4OrMatroska } from './output-file.ts';
+import { removeOutputs, sizeLimitArgs, TO_MATROSKA, TO_MP4, writeMp4OrMatroska, type RemuxedFile } from './output-file.ts';
 import { probe } from './probe.ts';
-import type { RemuxedFile } from './remux.ts';
 
 // `mode: "mute"`: the pictures of a file without its sound, copied, never re-encoded. MP4 when
 // the video codecs have a place in it, else Matroska, as remux chooses.

@@ -4,8 +4,7 @@ import { DownloadError, storageFull } from '../core/errors.ts';
 import { MATROSKA, MP4, type Container } from './containers.ts';
 import { LEVELLED_LOG, runFfmpeg } from './ffmpeg.ts';
 import { fileUrl } from './input.ts';
-import { writtenInfo } from './probe.ts';
-import type { RemuxedFile } from './remux.ts';
+import { writtenInfo, type MediaInfo } from './probe.ts';
 
 // Writing one ffmpeg output (a remux, an audio extraction, a muted copy): aside under a dot-name, bounded in size by `-fs` and the size watch, bounded in time, and
 // renamed into place only when whole, so that a file at the output's name is always a finished one.
@@ -19,6 +18,9 @@ export const TO_MP4: OutputTarget = { container: MP4, args: ['-movflags', '+fast
 export const TO_MATROSKA: OutputTarget = { container: MATROSKA, args: ['-f', 'matroska'] };
 
 export type OutputBounds = { timeLimitMs: number; maxBytes: number };
+
+/** A file ffmpeg wrote, and what its run said about it. */
+export type RemuxedFile = { path: string; mime: string; ext: string; info: MediaInfo };
 
 export type Written = { ok: true; file: RemuxedFile } | { ok: false; stderr: string; temp: string };
 
@@ -38,18 +40,18 @@ export async function removeOutputs(output: string, exts: Iterable<string>): Pro
   await Promise.all([...new Set(exts)].map((ext) => rm(`${output}.${ext}`, { force: true })));
 }
 
-/**
- * Runs ffmpeg with `args` (inputs, maps, codecs: everything but the muxer and the output) and
- * writes `output` plus the target container's extension. Resolves `ok: false` with ffmpeg's stderr
- * when ffmpeg fails; throws source_too_large past `bounds.maxBytes`, storage_full when the disk is
- * full, and whatever the run rejects with (time limit, abort). Nothing is left behind but a whole file.
- */
 /** `writeOutput` to MP4, and again to Matroska when ffmpeg says a stream has no place in MP4. */
 export async function writeMp4OrMatroska(ffmpeg: string, args: string[], output: string, bounds: OutputBounds, signal: AbortSignal): Promise<Written> {
   const first = await writeOutput(ffmpeg, args, output, TO_MP4, bounds, signal);
   return !first.ok && NOT_IN_MP4.test(first.stderr) ? writeOutput(ffmpeg, args, output, TO_MATROSKA, bounds, signal) : first;
 }
 
+/**
+ * Runs ffmpeg with `args` (inputs, maps, codecs: everything but the muxer and the output) and
+ * writes `output` plus the target container's extension. Resolves `ok: false` with ffmpeg's stderr
+ * when ffmpeg fails; throws source_too_large past `bounds.maxBytes`, storage_full when the disk is
+ * full, and whatever the run rejects with (time limit, abort). Nothing is left behind but a whole file.
+ */
 export async function writeOutput(
   ffmpeg: string,
   args: string[],

@@ -2,11 +2,7 @@ import { stat } from 'node:fs/promises';
 import { DownloadError } from '../core/errors.ts';
 import { failureLine, timeLimitMs } from './ffmpeg.ts';
 import { inputArgs } from './input.ts';
-import { removeOutputs, sizeLimitArgs, TO_MATROSKA, TO_MP4, writeMp4OrMatroska } from './output-file.ts';
-import type { MediaInfo } from './probe.ts';
-
-/** A file ffmpeg wrote, and what its run said about it. */
-export type RemuxedFile = { path: string; mime: string; ext: string; info: MediaInfo };
+import { removeOutputs, sizeLimitArgs, TO_MATROSKA, TO_MP4, writeMp4OrMatroska, type RemuxedFile } from './output-file.ts';
 
 export type RemuxInput = {
   ffmpeg: string;

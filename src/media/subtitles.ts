@@ -2,13 +2,11 @@ import { lstat, open, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DownloadError } from '../core/errors.ts';
 import { labelOf } from '../core/text.ts';
-import { MATROSKA, MP4 } from './containers.ts';
 import { failureLine, runFfmpeg, timeLimitMs } from './ffmpeg.ts';
 import { fileUrl, inputArgs } from './input.ts';
 import { iso639_2, UNDETERMINED } from './languages.ts';
-import { NOT_IN_MP4, removeOutputs, sizeLimitArgs, writeOutput, type OutputTarget } from './output-file.ts';
+import { NOT_IN_MP4, removeOutputs, sizeLimitArgs, TO_MATROSKA, TO_MP4, writeOutput, type OutputTarget, type RemuxedFile } from './output-file.ts';
 import { probe } from './probe.ts';
-import type { RemuxedFile } from './remux.ts';
 
 // Subtitle tracks a source offered (fetched by the service into files of its own) embedded in the
 // file beside its video and audio, which are copied, never re-encoded: in MP4 as `mov_text`, with
@@ -73,14 +71,8 @@ export type EmbedSubtitlesInput = {
 
 type Target = OutputTarget & { subtitleCodec: string; languageForm: 'T' | 'B'; labelKey: string };
 
-const TO_MP4: Target = {
-  container: MP4,
-  args: ['-movflags', '+faststart', '-f', 'mp4'],
-  subtitleCodec: 'mov_text',
-  languageForm: 'T',
-  labelKey: 'handler_name',
-};
-const TO_MATROSKA: Target = { container: MATROSKA, args: ['-f', 'matroska'], subtitleCodec: 'srt', languageForm: 'B', labelKey: 'title' };
+const MP4_WITH_SUBTITLES: Target = { ...TO_MP4, subtitleCodec: 'mov_text', languageForm: 'T', labelKey: 'handler_name' };
+const MATROSKA_WITH_SUBTITLES: Target = { ...TO_MATROSKA, subtitleCodec: 'srt', languageForm: 'B', labelKey: 'title' };
 
 const WEBVTT_SIGNATURE = /^(?:\uFEFF)?WEBVTT(?:[ \t\r\n]|$)/;
 
@@ -159,10 +151,10 @@ export async function embedSubtitles(input: EmbedSubtitlesInput): Promise<FileWi
     return writeOutput(ffmpeg, args, output, target, bounds, signal);
   };
 
-  let target = TO_MP4;
+  let target = MP4_WITH_SUBTITLES;
   let written = await write(target, tracks);
   if (!written.ok && NOT_IN_MP4.test(written.stderr)) {
-    target = TO_MATROSKA;
+    target = MATROSKA_WITH_SUBTITLES;
     written = await write(target, tracks);
   }
   if (!written.ok && tracks.length) {

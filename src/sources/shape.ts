@@ -1,7 +1,7 @@
 import { extractAudio } from '../media/audio-only.ts';
 import { describe } from '../media/describe.ts';
 import { muteVideo } from '../media/mute.ts';
-import type { RemuxedFile } from '../media/remux.ts';
+import type { RemuxedFile } from '../media/output-file.ts';
 import type { FetchedMedia, MediaContext } from './reader.ts';
 
 /**
