@@ -51,7 +51,12 @@ export interface FileStore {
   missingAmong(ids: string[]): Promise<string[] | null>;
   /** Removes the file of `id`; nothing when there is none. */
   remove(id: string): Promise<void>;
-  /** A URL that serves the file of `id` without this service, until `expiresAt` at most; null when the store has none. */
+  /** Whether the file link sends its reader to `presign`'s URL rather than sending the bytes itself (S3_RETRIEVAL=redirect). */
+  readonly redirects: boolean;
+  /**
+   * A URL that serves the file of `id` without this service, until `expiresAt` or the store's own
+   * bound on a link's life, whichever comes first; null when the store does not redirect.
+   */
   presign(id: string, request: PresignRequest): Promise<string | null>;
   /** Null when the store can be used; otherwise why not, for /readyz. */
   problem(): Promise<string | null>;

@@ -26,8 +26,6 @@ export type ServeFile = (token: string, req: IncomingMessage, res: ServerRespons
  */
 export function fileServer(deps: { downloads: DownloadRepository; storage: Storage; config: Config }): ServeFile {
   const { files } = deps.storage;
-  const { storage } = deps.config;
-  const presignSeconds = storage.kind === 's3' && storage.retrieval === 'redirect' ? storage.presignSeconds : null;
   const tokens = new TokenLookup(deps.downloads);
 
   return async (token, req, res) => {
@@ -48,7 +46,7 @@ export function fileServer(deps: { downloads: DownloadRepository; storage: Stora
     };
     const type = servedType(row.contentType);
     const disposition = attachment(row.fileName ?? 'video');
-    if (deps.config.fileOffload === 'nginx' || presignSeconds !== null) {
+    if (deps.config.fileOffload === 'nginx' || files.redirects) {
       // nginx and the bucket would answer for a file that is gone with an error page of their own.
       if (!(await files.has(row.id))) throw await lost();
     }
@@ -64,15 +62,7 @@ export function fileServer(deps: { downloads: DownloadRepository; storage: Stora
       res.end();
       return;
     }
-    // The link dies with the token, or sooner: a presigned URL cannot be taken back.
-    const location =
-      presignSeconds === null
-        ? null
-        : await files.presign(row.id, {
-            contentType: type,
-            contentDisposition: disposition,
-            expiresAt: new Date(Math.min(row.expiresAt.getTime(), Date.now() + presignSeconds * 1000)),
-          });
+    const location = await files.presign(row.id, { contentType: type, contentDisposition: disposition, expiresAt: row.expiresAt });
     if (location) {
       res.statusCode = 302;
       res.setHeader('Location', location);

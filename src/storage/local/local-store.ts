@@ -9,6 +9,8 @@ import { writeBytes } from './write-bytes.ts';
 
 export class LocalStore implements FileStore {
   readonly kind = 'local';
+  /** Local files have no link of their own: the service sends them (or nginx, FILE_OFFLOAD). */
+  readonly redirects = false;
   readonly root: string;
   private readonly openFiles = new OpenFiles();
 
@@ -57,7 +59,6 @@ export class LocalStore implements FileStore {
     this.openFiles.evict(this.pathOf(id));
   }
 
-  /** Local files have no link of their own: the service sends them (or nginx, FILE_OFFLOAD). */
   presign(): Promise<null> {
     return Promise.resolve(null);
   }

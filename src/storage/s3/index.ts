@@ -11,7 +11,7 @@ export function openBucket(settings: S3Settings, prisma: Prisma, maxFileBytes: n
   const completed = new CompletedTransfers();
   return {
     bucket,
-    files: new S3Store(bucket, completed),
+    files: new S3Store(bucket, completed, settings.retrieval === 'redirect' ? settings.presignSeconds : null),
     transfers: new S3Transfers(bucket, new TransferRecords(prisma), completed, maxFileBytes),
   };
 }

@@ -24,12 +24,17 @@ const SIZES_KEPT = 1_000;
 
 export class S3Store implements FileStore {
   readonly kind = 's3';
+  readonly redirects: boolean;
   private readonly sizes = new Map<string, { size: number; at: number }>();
 
+  /** `presignSeconds`: the longest a presigned GET lives, when readers are sent to the bucket; null when the service streams the bytes. */
   constructor(
     private readonly bucket: Bucket,
     private readonly completed: CompletedTransfers,
-  ) {}
+    private readonly presignSeconds: number | null,
+  ) {
+    this.redirects = presignSeconds !== null;
+  }
 
   async put(id: string, file: string, contentType: string, signal: AbortSignal): Promise<void> {
     if (!(await this.completed.isStored(id, file))) {
@@ -76,8 +81,11 @@ export class S3Store implements FileStore {
     });
   }
 
-  async presign(id: string, request: PresignRequest): Promise<string> {
-    const seconds = Math.floor((request.expiresAt.getTime() - Date.now()) / 1000);
+  async presign(id: string, request: PresignRequest): Promise<string | null> {
+    if (this.presignSeconds === null) return null;
+    // The link dies with the token, or sooner: a presigned URL cannot be taken back.
+    const expiresAt = Math.min(request.expiresAt.getTime(), Date.now() + this.presignSeconds * 1000);
+    const seconds = Math.floor((expiresAt - Date.now()) / 1000);
     const command = new GetObjectCommand({
       Bucket: this.bucket.name,
       Key: this.bucket.keyOf(id),
