@@ -66,3 +66,9 @@ export type SubtitleOffer = { url: string; language: string | null; label: strin
 
 /** What a manifest resolves to: the tracks to fetch and merge into one file, and the subtitles it offers. */
 export type MediaPlan = { tracks: Track[]; subtitles?: SubtitleOffer[] };
+
+/**
+ * How the segments went, for the log: a slow stream says whether retries or one slow segment cost
+ * it, and how many slow ones were asked for a second time (hedged).
+ */
+export type SegmentStats = { count: number; retried: number; hedged: number; slowest_ms: number };

@@ -2,7 +2,7 @@ import type { DownloadError } from '../core/errors.ts';
 import type { Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
 import type { SourceKind } from '../sources/reader.ts';
-import type { SegmentStats } from '../sources/segmented/index.ts';
+import type { SegmentStats } from '../sources/types.ts';
 
 /**
  * The phases of an attempt, as its log lines name them: what the URL is (and the manifest's plan),

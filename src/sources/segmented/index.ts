@@ -5,7 +5,7 @@ import { DownloadError } from '../../core/errors.ts';
 import { describe, type DescribedFile } from '../../media/describe.ts';
 import { remux } from '../../media/remux.ts';
 import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
-import type { FetchedFile, MediaPlan, SourceContext, Track } from '../types.ts';
+import type { FetchedFile, MediaPlan, SegmentStats, SourceContext, Track } from '../types.ts';
 import { fetchPiece, type PieceDeps } from './fetch-piece.ts';
 import { Hedger } from './hedge.ts';
 import { KeyCache } from './keys.ts';
@@ -17,12 +17,6 @@ import { TrackFile } from './track-file.ts';
 // fetches the pieces, each track's into the track's file in play order, and ffmpeg copies the
 // tracks into one container. The pieces a track file records survive a crash, so a retry fetches
 // only what is missing.
-
-/**
- * How the segments went, for the log: a slow stream says whether retries or one slow segment cost
- * it, and how many slow ones were asked for a second time (hedged).
- */
-export type SegmentStats = { count: number; retried: number; hedged: number; slowest_ms: number };
 
 export type FetchedStream = FetchedFile & DescribedFile & { segments: SegmentStats };
 
