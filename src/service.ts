@@ -16,8 +16,7 @@ import { queueCounts } from './operations/jobs.ts';
 import { createLogger, type Logger } from './operations/log.ts';
 import { Metrics } from './operations/metrics.ts';
 import { startQueue } from './queue/index.ts';
-import { sourceReaders, type SiteReaders } from './sources/readers/index.ts';
-import { SiteReader } from './sources/readers/site.ts';
+import { sourceReaders } from './sources/readers/index.ts';
 import { DocumentSandbox } from './sources/sandbox/document-sandbox.ts';
 import { ExtractionProxy } from './sources/site/proxy.ts';
 import { findYtDlp, killAllExtractions, type YtDlp } from './sources/site/ytdlp.ts';
@@ -96,7 +95,7 @@ async function startOn(
   const sandbox = new DocumentSandbox();
   // A worker extracts sites through a proxy of its own, when there is a yt-dlp.
   const proxy = ffmpeg !== undefined && ytdlp ? await ExtractionProxy.start(http.addresses) : undefined;
-  const site = proxy && ytdlp ? siteReaders(ytdlp, proxy, config) : null;
+  const site = proxy && ytdlp ? { ytdlp, proxy, timeoutMs: config.ytdlpTimeoutSeconds * 1000 } : null;
   const worker: Worker | undefined =
     ffmpeg === undefined
       ? undefined
@@ -143,11 +142,6 @@ async function startOn(
     log,
     stop: () => (stopped ??= stop()),
   };
-}
-
-function siteReaders(ytdlp: YtDlp, proxy: ExtractionProxy, config: Config): SiteReaders {
-  const deps = { ytdlp, proxy, timeoutMs: config.ytdlpTimeoutSeconds * 1000 };
-  return { dedicated: new SiteReader(deps, 'dedicated'), generic: new SiteReader(deps, 'generic') };
 }
 
 /** Closes the listener; transfers still running after DRAIN_MS are cut. */

@@ -1,6 +1,16 @@
 import { DownloadError } from '../core/errors.ts';
 import { discard } from '../net/guarded-client.ts';
+import { arrive } from './arrival.ts';
 import { NothingFound, type Arrival, type FetchedMedia, type MediaContext, type SourceReader } from './reader.ts';
+
+/** What the first reader that has kept bytes of the download resumes; otherwise `dispatch` of the URL's first answer. */
+export async function resumeOrDispatch(ctx: MediaContext, readers: readonly SourceReader[]): Promise<FetchedMedia> {
+  for (const reader of readers) {
+    const resumed = await reader.resume?.(ctx);
+    if (resumed) return resumed;
+  }
+  return dispatch(ctx, await arrive(ctx, ctx.url), readers);
+}
 
 /**
  * Reads the arrival with the first reader in `readers` that takes it. A reader that finds nothing

@@ -1,9 +1,6 @@
 import { transportError } from '../net/guarded-client.ts';
-import { arrive } from './arrival.ts';
-import { resumableDirect } from './direct/resume.ts';
-import { dispatch } from './dispatch.ts';
+import { resumeOrDispatch } from './dispatch.ts';
 import type { FetchedMedia, MediaContext, SourceReader } from './reader.ts';
-import { readDirect } from './readers/direct.ts';
 import { shapeToMode } from './shape.ts';
 import { withSubtitles } from './subtitles.ts';
 
@@ -13,9 +10,7 @@ import { withSubtitles } from './subtitles.ts';
 
 export async function fetchMedia(ctx: MediaContext, readers: readonly SourceReader[]): Promise<FetchedMedia> {
   try {
-    // Bytes left by an earlier attempt are resumed at once, without asking what the URL is again.
-    const resumable = await resumableDirect(ctx);
-    const fetched = resumable ? await readDirect({ ...ctx, url: resumable }) : await dispatch(ctx, await arrive(ctx, ctx.url), readers);
+    const fetched = await resumeOrDispatch(ctx, readers);
     return await withSubtitles(ctx, await shapeToMode(ctx, fetched));
   } catch (error) {
     // The readers that retry on their own classify their failures where they happen; a connection

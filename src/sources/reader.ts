@@ -6,8 +6,7 @@ import type { FileCodecs } from '../media/codecs.ts';
 import type { SourceResponse } from '../net/guarded-client.ts';
 import type { ResponseKind } from './detect.ts';
 import type { DocumentSandbox } from './sandbox/document-sandbox.ts';
-import type { SegmentStats } from './segmented/index.ts';
-import type { FetchedFile, SourceContext, SubtitleOffer } from './types.ts';
+import type { FetchedFile, SegmentStats, SourceContext, SubtitleOffer } from './types.ts';
 
 // The seam between "a URL" and "a media file": every way of reading a URL (a direct file, an HLS or
 // DASH stream, a page that embeds one, a site through an extractor) is a SourceReader, and the
@@ -81,4 +80,9 @@ export interface SourceReader {
    * Throws NothingFound when it finds nothing, so that the next reader may try.
    */
   read(ctx: MediaContext, arrival: Arrival): Promise<FetchedMedia>;
+  /**
+   * Asked before the URL is: fetches what an earlier attempt of the download kept of this reader's
+   * kind, from where it stopped, without asking what the URL is again; null when nothing was kept.
+   */
+  resume?(ctx: MediaContext): Promise<FetchedMedia | null>;
 }

@@ -6,6 +6,7 @@ import { probe } from '../../media/probe.ts';
 import { remux } from '../../media/remux.ts';
 import type { SourceResponse } from '../../net/guarded-client.ts';
 import { fetchDirect } from '../direct/index.ts';
+import { resumableDirect } from '../direct/resume.ts';
 import type { Arrival, FetchedMedia, MediaContext, SourceReader } from '../reader.ts';
 
 // A URL that is the media file itself: fetched (or resumed) to disk, then checked to hold audio
@@ -17,6 +18,12 @@ export const directReader: SourceReader = {
   read(ctx: MediaContext, arrival: Arrival) {
     ctx.phaseEnded('resolve');
     return readDirect(ctx, arrival.response);
+  },
+  // Bytes an earlier attempt kept are of the file itself, wherever the URL led to it (a page's
+  // candidate, a site's format): resumed from that file's URL at once.
+  async resume(ctx: MediaContext) {
+    const url = await resumableDirect(ctx);
+    return url ? readDirect({ ...ctx, url }) : null;
   },
 };
 

@@ -1,13 +1,12 @@
 import type { SourceReader } from '../reader.ts';
-import { directReader } from './direct.ts';
+import { directReader, readDirect } from './direct.ts';
 import { noSiteReader } from './no-site.ts';
 import { PageReader } from './page.ts';
-import { dashReader, hlsReader } from './streams.ts';
-
-/** The readers of sites, when the server has an extractor: one for sites it knows by name, one for any page. */
-export type SiteReaders = { dedicated: SourceReader; generic: SourceReader };
+import { SiteReader, type FormatReaders, type SiteReaderDeps } from './site.ts';
+import { dashReader, fetchStream, hlsReader } from './streams.ts';
 
 const FILES_AND_STREAMS: readonly SourceReader[] = [directReader, hlsReader, dashReader];
+const SITE_FORMATS: FormatReaders = { streams: [hlsReader, dashReader], file: readDirect, tracks: fetchStream };
 
 /**
  * Every reader, in the order they are asked. What the answer's bytes say it is comes first (a file,
@@ -15,7 +14,9 @@ const FILES_AND_STREAMS: readonly SourceReader[] = [directReader, hlsReader, das
  * platform's page can carry a misleading og:video; what the page reader finds nothing in goes to
  * the extractor's generic reading last.
  */
-export function sourceReaders(site: SiteReaders | null): SourceReader[] {
+export function sourceReaders(site: SiteReaderDeps | null): SourceReader[] {
   const page = new PageReader(FILES_AND_STREAMS);
-  return site ? [...FILES_AND_STREAMS, site.dedicated, page, site.generic] : [...FILES_AND_STREAMS, page, noSiteReader];
+  if (!site) return [...FILES_AND_STREAMS, page, noSiteReader];
+  // One for the sites the extractor knows by name, one for any page.
+  return [...FILES_AND_STREAMS, new SiteReader(site, 'dedicated', SITE_FORMATS), page, new SiteReader(site, 'generic', SITE_FORMATS)];
 }

@@ -3,18 +3,26 @@ import path from 'node:path';
 import { DownloadError } from '../../core/errors.ts';
 import { arrive } from '../arrival.ts';
 import { dispatch } from '../dispatch.ts';
-import { NothingFound, type Arrival, type FetchedMedia, type MediaContext, type SourceReader } from '../reader.ts';
+import { NothingFound, type Arrival, type FetchedMedia, type MediaContext, type SourceKind, type SourceReader } from '../reader.ts';
 import { chooseFormats, type Chosen, type FormatChoice } from '../site/formats.ts';
 import type { ExtractionProxy } from '../site/proxy.ts';
 import { extract, type SiteInfo, type YtDlp } from '../site/ytdlp.ts';
-import type { SubtitleOffer } from '../types.ts';
+import type { MediaPlan, SubtitleOffer } from '../types.ts';
 
 /** Subtitle languages of a site looked at, at most. */
 const MAX_SITE_SUBTITLES = 64;
-import { readDirect } from './direct.ts';
-import { dashReader, fetchStream, hlsReader } from './streams.ts';
 
 export type SiteReaderDeps = { ytdlp: YtDlp; proxy: ExtractionProxy; timeoutMs: number };
+
+/** How the formats a site lists are fetched, by the readers of their kind (readers/index.ts). */
+export type FormatReaders = {
+  /** The readers of a manifest (HLS, DASH). */
+  streams: readonly SourceReader[];
+  /** Fetches `ctx.url` as one file, known to be one. */
+  file(ctx: MediaContext): Promise<FetchedMedia>;
+  /** Fetches a plan's tracks (a separate video and audio file) and merges them into one file. */
+  tracks(ctx: MediaContext, plan: MediaPlan, kind: SourceKind): Promise<FetchedMedia>;
+};
 
 /**
  * A video site's page, read by yt-dlp: it only extracts, through the service's proxy (so it reaches
@@ -29,6 +37,7 @@ export class SiteReader implements SourceReader {
   constructor(
     private readonly deps: SiteReaderDeps,
     private readonly extractors: 'dedicated' | 'generic',
+    private readonly formats: FormatReaders,
   ) {}
 
   takes(arrival: Arrival): boolean {
@@ -54,7 +63,7 @@ export class SiteReader implements SourceReader {
       .finally(() => pass.revoke());
     const title = info.title ?? null;
     ctx.found({ kind: 'site', extractor: info.extractor_key ?? info.extractor ?? null, title });
-    const media = await fetchChoice(ctx, chooseFormats(info, ctx.quality, ctx.mode));
+    const media = await fetchChoice(ctx, chooseFormats(info, ctx.quality, ctx.mode), this.formats);
     return { ...media, title: title ?? media.title, source: 'site', subtitles: [...(media.subtitles ?? []), ...subtitleOffers(info)] };
   }
 }
@@ -79,7 +88,7 @@ function subtitleOffers(info: SiteInfo): SubtitleOffer[] {
 }
 
 /** The chosen formats, each fetched by the reader of its kind. */
-async function fetchChoice(ctx: MediaContext, choice: FormatChoice): Promise<FetchedMedia> {
+async function fetchChoice(ctx: MediaContext, choice: FormatChoice, formats: FormatReaders): Promise<FetchedMedia> {
   const picture = choice.muxed ?? choice.video ?? choice.audio!;
   // Files of their own, apart from the page's: a retry extracts again (a site's links expire) and
   // resumes what is here from the new link, instead of the old one without the site's headers.
@@ -97,7 +106,7 @@ async function fetchChoice(ctx: MediaContext, choice: FormatChoice): Promise<Fet
     // A stream is planned by the service's own HLS or DASH reader from its manifest: the same
     // quality, and the separate audio the manifest names, whichever formats yt-dlp listed.
     const stream = target(picture);
-    return dispatch(stream, await arrive(stream, stream.url), [hlsReader, dashReader]);
+    return dispatch(stream, await arrive(stream, stream.url), formats.streams);
   }
   if (choice.video && choice.audio) {
     const plan = {
@@ -106,8 +115,8 @@ async function fetchChoice(ctx: MediaContext, choice: FormatChoice): Promise<Fet
         { kind: 'audio' as const, segments: [{ url: choice.audio.url }] },
       ],
     };
-    return fetchStream(target(choice.video), plan, 'site');
+    return formats.tracks(target(choice.video), plan, 'site');
   }
   ctx.phaseEnded('resolve');
-  return readDirect(target(picture));
+  return formats.file(target(picture));
 }
