@@ -1,5 +1,5 @@
 import getPort from 'get-port';
-import { offloadServer, offloadUpstream, writeNginxConfig, type NginxConfigOptions } from '../src/core/nginx-config.ts';
+import { offloadServer, offloadUpstream, writeNginxConfig, type NginxConfigOptions } from '../tools/nginx-config.ts';
 import { startServer, type Server } from './processes.ts';
 
 // nginx is the reference for serving files: one worker process (like the service's one Node

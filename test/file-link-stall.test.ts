@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { parse } from 'yaml';
 import { projectRoot } from '../src/config/paths.ts';
-import { DATABASE_ANSWER_MS } from '../src/db/answer.ts';
+import { DATABASE_ANSWER_MS } from '../src/db/deadline.ts';
 import { bodyJson, type Download } from './support/api.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { offloadServer, offloadUpstream } from '../src/core/nginx-config.ts';
+import { offloadServer, offloadUpstream } from '../tools/nginx-config.ts';
 import { createHttp, type Download, type TestHttp } from './support/api.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';

@@ -41,7 +41,7 @@ test('when 96 MiB come through a held body in buffers of their own, then those r
 async function afterWorkEnded(liveMiB: number): Promise<{ freed: number; forced: number }> {
   const script = `import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { workEnded } from './src/core/garbage.ts';
+import { workEnded } from './src/core/collect-buffers.ts';
 let forced = 0;
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
 import { extractAudio } from '../src/media/audio-only.ts';
-import { detectContainer } from '../src/media/container.ts';
+import { detectContainer } from '../src/media/detect-container.ts';
 import { describe as describeFile } from '../src/media/describe.ts';
 import { servedType } from '../src/media/containers.ts';
 import { runFfmpeg as runServiceFfmpeg } from '../src/media/ffmpeg.ts';

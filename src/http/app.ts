@@ -24,7 +24,7 @@ import { contractRoutes } from './routes/contract.ts';
 import { downloadRoutes } from './routes/downloads.ts';
 import { fileRoutes, fileServer } from './routes/files.ts';
 import { operationsRoutes } from './routes/operations.ts';
-import { pageRoutes } from './routes/page.ts';
+import { webUiRoutes } from './routes/web-ui.ts';
 import { warmUpValidator } from './warm-up.ts';
 
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -90,7 +90,7 @@ export function createApp(deps: AppDeps): App {
 
   const api = express.Router();
   api.use(contractRoutes(config));
-  api.use(pageRoutes(config.basePath));
+  api.use(webUiRoutes(config.basePath));
   // Limits and keys apply to the /downloads operations only; a retrieval token is its own key.
   // Failed key attempts are limited before the key is checked, and requests after it, so that only
   // a configured key is given a budget of its own.

@@ -2,7 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { ErrorRequestHandler, Request } from 'express';
 import type { components } from '../../generated/api.ts';
 import { InvalidDownloadRequest } from '../downloads/create-rules.ts';
-import { DatabaseTooSlow } from '../db/answer.ts';
+import { DatabaseTooSlow } from '../db/deadline.ts';
 import { unavailableCode } from '../db/errors.ts';
 import { StoreUnavailable } from '../storage/index.ts';
 

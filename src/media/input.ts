@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { DownloadError } from '../core/errors.ts';
-import { detectContainer } from './container.ts';
+import { detectContainer } from './detect-container.ts';
 import { mp4IndexFault } from './mp4-index.ts';
 
 /** A local file as ffmpeg is to name it: with its protocol spelled out, so that no part of the name can be taken for another one. */

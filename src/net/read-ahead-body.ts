@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
-import { cameInOwnBuffers } from '../core/garbage.ts';
+import { cameInOwnBuffers } from '../core/collect-buffers.ts';
 
 // Node's HTTP client throws away what a response holds unread when its connection fails: a source
 // that resets right after its last byte, while the service is still deciding what the body is,
 // loses the bytes that had arrived, and a retry must ask for them again. So a body is taken as it
 // comes, up to a bound, and its failure reaches the reader only after every byte before it. Each
-// chunk is a buffer of Node's own, which V8 is told of (garbage.ts).
+// chunk is a buffer of Node's own, which V8 is told of (core/collect-buffers.ts).
 
 /** How far a body is read ahead of its reader; beyond it, the source waits (and is not held to its idle timeout). */
 const READ_AHEAD_BYTES = 1024 * 1024;

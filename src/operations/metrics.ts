@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { databaseAnswer } from '../db/answer.ts';
+import { databaseAnswer } from '../db/deadline.ts';
 
 // What /metrics tells Prometheus about this process: Node's defaults, and the service's own
 // counters. Counters count what this process did (scrape every API and worker process); the job

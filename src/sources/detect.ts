@@ -1,5 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type';
-import { essence, isMedia } from '../media/container.ts';
+import { essence, isMedia } from '../media/detect-container.ts';
 
 // Servers label media carelessly (an MP4 as text/plain, a playlist as application/octet-stream), so
 // the first bytes of the body are asked first and the declared type and the URL only break ties.

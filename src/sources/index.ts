@@ -1,7 +1,7 @@
 import { transportError } from '../net/guarded-client.ts';
 import { resumeOrDispatch } from './dispatch.ts';
 import type { FetchedMedia, MediaContext, SourceReader } from './reader.ts';
-import { shapeToMode } from './shape.ts';
+import { shapeToMode } from './apply-mode.ts';
 import { withSubtitles } from './subtitles.ts';
 
 // Any URL a client posts: what it is (a file, an HLS or DASH manifest, a page, a site's page) is

@@ -7,7 +7,7 @@ import { build } from 'esbuild';
 // points at them, beside that folder rather than in it, since everything in it is served as is.
 // The SDK comes along; save()'s node: imports are never called in a browser and stay out.
 
-const here = path.join(import.meta.dirname, 'page');
+const here = path.join(import.meta.dirname, 'ui');
 const out = path.resolve(import.meta.dirname, '../../dist/web');
 const pageOut = `${out}.html`;
 

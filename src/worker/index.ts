@@ -1,5 +1,5 @@
 import type { PgBoss } from 'pg-boss';
-import { workEnded } from '../core/garbage.ts';
+import { workEnded } from '../core/collect-buffers.ts';
 import { DOWNLOAD_QUEUE, requeueDownload, type DownloadJob } from '../queue/index.ts';
 import { startWebhookDelivery } from '../webhooks/delivery.ts';
 import { startRetention, EXPIRE_QUEUE } from './retention.ts';

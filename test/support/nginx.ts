@@ -4,10 +4,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import getPort from 'get-port';
 import { findExecutable } from '../../src/core/executables.ts';
-import { writeNginxConfig } from '../../src/core/nginx-config.ts';
+import { writeNginxConfig } from '../../tools/nginx-config.ts';
 import { decodedPath } from './request-target.ts';
 
-// Debian's nginx (apt-get install nginx), run with a configuration of src/core/nginx-config.ts in a
+// Debian's nginx (apt-get install nginx), run with a configuration of tools/nginx-config.ts in a
 // directory of its own. With `log`, every request is written to an access log of that directory,
 // one JSON object a line, for tests of what a client asked for.
 
@@ -21,7 +21,7 @@ export function nginxPath(): string {
 export type NginxOptions = {
   /** Log every request to `access.log` in the directory (see `Nginx.requests`); off by default. */
   log?: boolean;
-  /** Blocks of the http context beside the server, such as an `upstream` (see offloadUpstream in src/core/nginx-config.ts). */
+  /** Blocks of the http context beside the server, such as an `upstream` (see offloadUpstream in tools/nginx-config.ts). */
   http?: string;
 };
 

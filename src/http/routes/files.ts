@@ -5,7 +5,7 @@ import { servedType } from '../../media/containers.ts';
 import { TokenLookup } from '../../downloads/read.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Config } from '../../config/index.ts';
-import { databaseAnswer } from '../../db/answer.ts';
+import { databaseAnswer } from '../../db/deadline.ts';
 import { StoredFileGone, type Storage } from '../../storage/index.ts';
 import { HttpProblem } from '../problem.ts';
 import { sendStoredFile } from '../send-file.ts';

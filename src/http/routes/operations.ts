@@ -1,5 +1,5 @@
 import express from 'express';
-import { databaseAnswer } from '../../db/answer.ts';
+import { databaseAnswer } from '../../db/deadline.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { Metrics } from '../../operations/metrics.ts';
 import type { FileStore } from '../../storage/index.ts';

@@ -1,5 +1,5 @@
 import { DownloadError } from '../../core/errors.ts';
-import { detectContainer } from '../../media/container.ts';
+import { detectContainer } from '../../media/detect-container.ts';
 import { MPEG_TS } from '../../media/containers.ts';
 import { describe } from '../../media/describe.ts';
 import { probe } from '../../media/probe.ts';

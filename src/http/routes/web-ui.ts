@@ -10,7 +10,7 @@ import { HttpProblem } from '../problem.ts';
 const WEB = path.join(projectRoot, 'dist', 'web');
 const YEAR_MS = 365 * 24 * 3600 * 1000;
 
-export function pageRoutes(basePath: string): express.Router {
+export function webUiRoutes(basePath: string): express.Router {
   const router = express.Router();
   // The <base> element makes the page's links and its API calls relative to BASE_PATH.
   const page = readFile(`${WEB}.html`, 'utf8').then(

@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-// In src because the tests' support and the bench both use it and may not import each other; not in dist.
+// Tooling, not the service: here because the tests' support and the bench both use it and may not
+// import each other; the build (tsconfig.build.json) takes only src/.
 //
 // The configuration of a private nginx: Debian's nginx run in a directory of its own with one
 // worker process and sendfile on, every path it writes to inside that directory, so it never
