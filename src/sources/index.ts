@@ -1,12 +1,12 @@
 import { transportError } from '../net/guarded-client.ts';
+import { shapeToMode } from './apply-mode.ts';
 import { resumeOrDispatch } from './dispatch.ts';
 import type { FetchedMedia, MediaContext, SourceReader } from './reader.ts';
-import { shapeToMode } from './apply-mode.ts';
 import { withSubtitles } from './subtitles.ts';
 
 // Any URL a client posts: what it is (a file, an HLS or DASH manifest, a page, a site's page) is
 // decided from the response itself, its first bytes before its declared type, by the first of the
-// readers that takes it.
+// readers that takes it; bytes an earlier attempt kept are resumed by their reader before that.
 
 export async function fetchMedia(ctx: MediaContext, readers: readonly SourceReader[]): Promise<FetchedMedia> {
   try {
