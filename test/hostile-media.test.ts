@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { layOut } from '../src/sources/segmented/layout.ts';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { runFfmpeg } from './support/ffmpeg.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import { watchLargestFile } from './support/largest-file.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 import { downloadWhileProbing, expectNothingStored, placesOf } from './support/outcomes.ts';
 import { watchResponsiveness } from './support/responsiveness.ts';
@@ -61,32 +61,6 @@ async function expectSecretNowhere(service: TestService): Promise<void> {
   const files = path.join(service.config.dataDir, 'files');
   const secretHash = await sha256File(secret);
   for (const name of await readdir(files)) expect(await sha256File(path.join(files, name))).not.toBe(secretHash);
-}
-
-/** The largest file seen under `dir` (at any depth) until stopped, looked at every few milliseconds. */
-function watchLargestFile(dir: string): { stop(): Promise<number> } {
-  let largest = 0;
-  let running = true;
-  const watching = (async () => {
-    while (running) {
-      const names = await readdir(dir, { recursive: true }).catch(() => []);
-      for (const name of names) {
-        const size = await stat(path.join(dir, name)).then(
-          (stats) => (stats.isFile() ? stats.size : 0),
-          () => 0,
-        );
-        largest = Math.max(largest, size);
-      }
-      await sleep(2);
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await watching;
-      return largest;
-    },
-  };
 }
 
 /** A VOD media playlist of `segments` (URIs relative to it), one second each. */
