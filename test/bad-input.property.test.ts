@@ -26,6 +26,7 @@ import { startFixtureServer, type FixtureServer } from './support/fixture-server
 import { mediaPath } from './support/media.ts';
 import { checkResponse } from './support/openapi.ts';
 import { unusedPort } from './support/ports.ts';
+import { rawHead } from './support/raw-head.ts';
 
 // Bad input is the client's mistake, so the answer is a 4xx problem document, whatever the input:
 // never a 5xx, a hang or an HTML page. Valid input is generated alongside, so that a service that
@@ -382,6 +383,9 @@ describe('GET and HEAD /download/{token} with generated tokens', () => {
     await runProperty(anyToken(), async (value) => {
       const res = await files.http.headFile(tokenPath(value));
       expectStatus(res, [expectedFor(value)], value);
+      // Over a socket of its own: supertest never reads what follows the headers of a HEAD.
+      const raw = await rawHead(files.service.url, tokenPath(value));
+      expect([raw.status, raw.afterHeaders.toString('latin1')]).toEqual([expectedFor(value), '']);
     });
   });
 

@@ -7,6 +7,7 @@ import { createHttp, makeDataDir, pollStatus, testConfig, type Download, type Te
 import { openEventStream } from './support/event-stream.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath, sha256File } from './support/media.ts';
+import { query } from './support/queue.ts';
 import { waitFor, waitForProgress, within } from './support/waiting.ts';
 
 // The service's own PostgreSQL, which this file stops and starts again under a running service;
@@ -108,5 +109,9 @@ test('when PostgreSQL restarts while downloads run, then they complete, new ones
   expect(later.file?.sha256).toBe(await sha256File(mediaPath('clip.mp4')));
   expect((await http.getDownload(endsDuringOutage)).status).toBe(200);
   // The create that failed left neither a row nor a job that could fetch the file later.
+  const neverUrl = source.url('/never.mp4');
+  expect(await query(database.url, 'SELECT id FROM downloads WHERE url = $1', [neverUrl])).toEqual([]);
+  const jobs = await query<{ download_id: string }>(database.url, "SELECT data->>'download_id' AS download_id FROM pgboss.job WHERE name = 'download'");
+  expect(jobs.map((job) => job.download_id).sort()).toEqual([endsDuringOutage, endsAfterOutage, afterRestart].sort());
   expect(source.requestsFor('/never.mp4')).toHaveLength(0);
 }, 60_000);

@@ -11,6 +11,7 @@ import { parseRange } from './support/http-ranges.ts';
 import { startNginx, type Nginx, type NginxRequest } from './support/nginx.ts';
 import { downloaderOf, downloadOneAfterAnother, expectWhole, nextDownload, type Downloader, type Fetched } from './support/real-servers.ts';
 import { sizedMedia, type SizedMediaName } from './support/sized-media.ts';
+import { watchLargestFile } from './support/largest-file.ts';
 
 // A direct file whose first connection is slow (a per-connection throttle, as most video hosts and
 // CDNs have) is fetched over up to DIRECT_CONNECTIONS ranged connections, when its source answers
@@ -270,7 +271,10 @@ test('when the source answers a plain GET with a range that does not start the f
     res.end((await readFile(file)).subarray(1000));
   });
 
+  // Watched as it runs: a file that took the bytes and was then removed would look the same afterwards.
+  const largest = watchLargestFile(path.join(app.config.dataDir, 'partial'));
   const created = await app.http.createDownload({ url });
   const done = await app.waitForStatus((created.body as { id: string }).id, ['failed']);
+  expect(await largest.stop()).toBe(0);
   expect(done.error).toMatchObject({ code: 'source_http_error' });
 }, 60_000);

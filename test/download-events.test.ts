@@ -182,9 +182,12 @@ async function waitForAccepted(url: string, id: string) {
 
 test('when a stream stays open for 15 seconds, then a comment line comes to keep proxies from closing it', async () => {
   const created = await createSlowDownload(app.http, '/quiet.mp4', 60);
+  const opened = Date.now();
   const stream = await openEventStream(app.service.url, created.id);
   await stream.waitForEvents(1);
   await waitFor('a keep-alive comment', () => stream.comments > 0, 20_000);
+  // After about 15 s of quiet, not at once: a comment sent early would prove nothing of the interval.
+  expect(Date.now() - opened).toBeGreaterThan(14_000);
   stream.close();
   await app.http.request('DELETE', `/downloads/${created.id}`, '/downloads/{download_uuid}');
 }, 30_000);

@@ -15,6 +15,7 @@ import { remux } from '../src/media/remux.ts';
 import { bundledFfmpeg, frameHashes, resolveFfmpeg, runFfmpeg as runTestFfmpeg } from './support/ffmpeg.ts';
 import { mediaPath } from './support/media.ts';
 import { segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
+import { testOnTmpfs } from './support/tmpfs.ts';
 
 const MAX_BYTES = 100 * 1024 * 1024;
 const MINUTE = { timeLimitMs: 60_000 };
@@ -174,17 +175,10 @@ describe('ffmpeg remux and probe', () => {
     expect(await readdir(work)).toEqual([]);
   });
 
-  test('when the disk fills while ffmpeg writes, then remux fails as storage_full and leaves no output behind', async () => {
+  testOnTmpfs('when the disk fills while ffmpeg writes, then remux fails as storage_full and leaves no output behind', async () => {
     const full = await mkdtemp(path.join(dir, 'full-'));
-    // A 1 MiB tmpfs, smaller than the 3 MB clip; mounting needs root, as CI and this machine have.
-    const mounted = await promisify(execFile)('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', full]).then(
-      () => true,
-      (error: Error) => {
-        console.log(`skipped: no tmpfs could be mounted (${error.message.split('\n')[0]})`);
-        return false;
-      },
-    );
-    if (!mounted) return;
+    // A 1 MiB tmpfs, smaller than the 3 MB clip.
+    await promisify(execFile)('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', full]);
     try {
       expect((await stat(mediaPath('big.mp4'))).size).toBeGreaterThan(1024 * 1024);
       const failure = await remux({ ffmpeg, inputs: [mediaPath('big.mp4')], output: path.join(full, 'out'), maxBytes: MAX_BYTES, signal }).catch(

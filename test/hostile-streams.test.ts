@@ -174,15 +174,15 @@ describe('the document reader', () => {
     }
     try {
       const text = mpd(`<Representation id="v" bandwidth="1"><BaseURL>clip.mp4</BaseURL></Representation><X>${'&zz;'.repeat(200_000)}</X>`);
-      const plan = await reader
-        .dash({ url: 'http://127.0.0.1/m.mpd', bytes: Buffer.from(text), quality: 'best', maxSegments }, AbortSignal.timeout(60_000))
-        .catch((error: unknown) => error);
-      expect(plan).toBeDefined();
+      const plan = await reader.dash({ url: 'http://127.0.0.1/m.mpd', bytes: Buffer.from(text), quality: 'best', maxSegments }, AbortSignal.timeout(60_000));
+      // Read to its end in spite of the complaints: the parser did meet every one of them.
+      expect(plan).toEqual({ subtitles: [], tracks: [{ kind: 'muxed', segments: [{ url: 'http://127.0.0.1/clip.mp4' }] }] });
       // Output of a thread reaches this process's streams asynchronously; a moment for any of it to arrive.
       await new Promise((resolve) => setTimeout(resolve, 500));
     } finally {
-      streams.forEach((stream, index) => (stream.write = originals[index]!));
+      // Closed while still counting: what the thread wrote and this process has not yet shown counts too.
       await reader.close();
+      streams.forEach((stream, index) => (stream.write = originals[index]!));
     }
     expect(written).toBeLessThan(1000);
   });

@@ -48,7 +48,14 @@ test('when a second job for a running download reaches a worker, then it starts 
 
   // A claim made beside the running attempt finds the download leased.
   expect(await new DownloadRepository(prisma, pool).claim(id, 30)).toEqual({ kind: 'held' });
-  await boss.send(DOWNLOAD_QUEUE, { download_id: id });
+  const secondJob = await boss.send(DOWNLOAD_QUEUE, { download_id: id });
+  // Taken by a worker while the first attempt still runs: fetched after the download ended, it would prove nothing.
+  await waitFor(
+    'a worker to fetch the second job',
+    async () => (await jobsOf(app.config.databaseUrl!, id)).some((job) => job.id === secondJob && job.state === 'active'),
+    10_000,
+  );
+  expect(((await app.http.getDownload(id)).body as Download).status).toBe('downloading');
 
   const done = await app.waitForStatus(id, ['completed', 'failed']);
   expect(done).toMatchObject({ status: 'completed', attempts: 1, error: null });

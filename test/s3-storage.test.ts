@@ -166,18 +166,21 @@ describe('when the bucket misbehaves', () => {
     expect((await app.http.getFile(done.token!)).status).toBe(200);
   }, 60_000);
 
-  test('when a download is cancelled while its finished file is being uploaded, then the upload stops at once', async () => {
+  test('when a download is cancelled while its finished file is being uploaded, then it lets go of the upload at once: its object goes well before a held part would time out', async () => {
     const { 'large.mp4': large } = await sizedMedia();
     const created = await app.http.createDownload({ url: source.file('/cancelled-upload.mp4', large), mode: 'mute' });
     const id = (created.body as Download).id;
     await app.waitForStatus(id, ['processing']);
     // The transfer of the source is done; the parts of the muted file's upload wait.
     s3.misbehave((request) => request.startsWith(`PUT /${s3.bucket}/${id}?`) && request.includes('partNumber='));
-    await waitFor('a part of the muted file to be on its way', () => s3.held().length > 0, 20_000);
+    // Only this download's parts: an earlier test's held requests must not answer for it.
+    const parts = () => s3.held().filter((entry) => entry.request.includes(id));
+    await waitFor('a part of the muted file to be on its way', () => parts().length > 0, 20_000);
     await app.http.request('DELETE', `/downloads/${id}`, '/downloads/{download_uuid}');
-    await waitFor('the service to stop sending it', () => s3.held().every((entry) => entry.clientGone), 3_000);
     await app.waitForStatus(id, ['cancelled']);
-    await waitFor('the object to be gone', async () => (await s3.objectSize(id)) === null);
+    // Within the 10 s after which the SDK gives up on a held part: the worker did not wait for the
+    // parts on their way (lib-storage's abort leaves a part already sent unanswered, not closed).
+    await waitFor('the object to be gone', async () => (await s3.objectSize(id)) === null, 5_000);
   });
 });
 

@@ -32,10 +32,10 @@ export type S3Server = {
   requests: string[];
   /**
    * From now on, requests for which `matches` (given `METHOD path?query`) is true are held without
-   * an answer (`hold`) or reset (`reset`); null for none. Held ones are reset when this changes.
+   * an answer (`hold`) or reset (`reset`); null for none. Held ones are reset, and forgotten, when this changes.
    */
   misbehave(matches: ((request: string) => boolean) | null, how?: 'hold' | 'reset'): void;
-  /** Requests held so far, and whether their client has gone. */
+  /** Requests held since the last `misbehave`, and whether their client has gone. */
   held(): { request: string; clientGone: boolean }[];
   close(): Promise<void>;
 };
@@ -107,6 +107,7 @@ export async function startS3Server(): Promise<S3Server> {
     pendingUploads: () => readdir(uploadsDir).catch(() => []),
     misbehave(matches, how = 'hold') {
       for (const entry of held) entry.socket.destroy();
+      held.length = 0;
       rule = matches ? { matches, how } : null;
     },
     held: () => held.map(({ request, clientGone }) => ({ request, clientGone })),
