@@ -1,10 +1,19 @@
 import type { components } from '../../generated/api.ts';
+import { oneLine } from './text.ts';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 
 /**
+ * The most of a message a failure keeps, in code points. Far more than any the service writes; a
+ * message may quote a source (a playlist's attribute, a header), which could be megabytes.
+ */
+export const MAX_MESSAGE_CHARS = 1000;
+
+/**
  * A failure with a code from the contract. `retryable` failures (a 5xx, a reset connection, a
- * stall) send the download back to the queue until MAX_ATTEMPTS; the others fail it at once.
+ * stall) send the download back to the queue until MAX_ATTEMPTS; the others fail it at once. Its
+ * message is one line (core/text.ts): what it quotes of a source is hostile text, and a NUL in it
+ * would keep the database from recording the failure.
  */
 export class DownloadError extends Error {
   constructor(
@@ -12,7 +21,7 @@ export class DownloadError extends Error {
     message: string,
     readonly retryable = false,
   ) {
-    super(message);
+    super(oneLine(message, MAX_MESSAGE_CHARS));
     this.name = 'DownloadError';
   }
 }

@@ -9,6 +9,24 @@ const PATH_CHARACTERS = /[/\\:*?"<>|]+/g;
 // line removes: marks, zero-width spaces, tags. Removed rather than spaced, since zero-width
 // joiners inside emoji are among them.
 const FORMAT_CHARACTERS = /\p{Cf}+/gu;
+/**
+ * Emoji sequences whose format characters are part of the emoji, not hidden marks: pictographs
+ * joined by zero width joiners (a family, a rainbow flag) and a black flag's tag sequence (the
+ * flags of Scotland, England, Wales). Without their joiners or tags they would show other emoji.
+ */
+const EMOJI_SEQUENCES =
+  /\p{Extended_Pictographic}[\ufe0f\p{Emoji_Modifier}]?(?:\u200d\p{Extended_Pictographic}[\ufe0f\p{Emoji_Modifier}]?)+|\u{1f3f4}[\u{e0020}-\u{e007e}]+\u{e007f}/gu;
+
+/** `text` without its format characters, but for those inside emoji sequences. */
+function withoutFormatCharacters(text: string): string {
+  let kept = '';
+  let from = 0;
+  for (const sequence of text.matchAll(EMOJI_SEQUENCES)) {
+    kept += text.slice(from, sequence.index).replace(FORMAT_CHARACTERS, '') + sequence[0];
+    from = sequence.index + sequence[0].length;
+  }
+  return kept + text.slice(from).replace(FORMAT_CHARACTERS, '');
+}
 /** In UTF-8 bytes, so that the name with its extension stays within the 255 bytes most file systems allow. */
 const MAX_BYTES = 180;
 
@@ -29,7 +47,7 @@ function withinBytes(text: string, max: number): string {
 
 export function cleanFileName(name: string): string {
   // MAX_BYTES bytes hold at most MAX_BYTES code points.
-  const plain = boundedPrefix(name, MAX_BYTES).replace(FORMAT_CHARACTERS, '').replace(PATH_CHARACTERS, ' ');
+  const plain = withoutFormatCharacters(boundedPrefix(name, MAX_BYTES)).replace(PATH_CHARACTERS, ' ');
   return withinBytes(oneLine(plain, MAX_BYTES).replace(/^[.\s]+/, ''), MAX_BYTES).trim();
 }
 

@@ -173,14 +173,15 @@ export async function embedSubtitles(input: EmbedSubtitlesInput): Promise<FileWi
     }
   }
   if (!written.ok) throw new DownloadError('processing_failed', failureLine(written.stderr, [input.input, ...tracks.map((track) => track.file), written.temp]));
-  return {
-    ...written.file,
-    subtitles: tracks.map((track) => {
-      const language = iso639_2(track.language);
-      return { file: track.file, language: language === UNDETERMINED ? null : language, label: labelOf(track.label) };
-    }),
-    skipped,
-  };
+  const subtitles = tracks.map((track) => {
+    const language = iso639_2(track.language);
+    return { file: track.file, language: language === UNDETERMINED ? null : language, label: labelOf(track.label) };
+  });
+  // ffmpeg prints at most 255 bytes of a tag's value, cut wherever they end (inside a character
+  // too): the file's subtitle tracks are said as they were written here, not as its report reads.
+  const report = written.file.info;
+  const codecs = { ...report.codecs, subtitles: subtitles.map(({ language, label }) => ({ language, label })) };
+  return { ...written.file, info: { ...report, codecs }, subtitles, skipped };
 }
 
 /**

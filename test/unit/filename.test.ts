@@ -42,6 +42,17 @@ describe('cleanFileName', () => {
     expect(cleanFileName(`${'\u200b'.repeat(10 * 1024 * 1024)}name`)).toBe('');
   });
 
+  test('when the name holds emoji sequences made with zero width joiners or tag characters, then they stay whole', () => {
+    // A family, a rainbow flag, a technologist with a skin tone, the flag of Scotland: without their
+    // joiners and tags they would show as other emoji (three people, a white flag and a rainbow, a black flag).
+    const name = 'Family 👨‍👩‍👧 🏳️‍🌈 👩🏽‍💻 🏴󠁧󠁢󠁳󠁣󠁴󠁿';
+    expect(cleanFileName(name)).toBe(name);
+  });
+
+  test('when a zero width joiner or a tag character is outside an emoji sequence, then it is still removed', () => {
+    expect(cleanFileName('pa\u200dss 🎬\u200d.exe \u{e0041}x')).toBe('pass 🎬.exe x');
+  });
+
   test('when the name has letters of any script and emoji, then they stay', () => {
     expect(cleanFileName('Vidéo 動画 видео 🎬')).toBe('Vidéo 動画 видео 🎬');
   });
