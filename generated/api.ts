@@ -75,6 +75,101 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List collections, newest first
+         * @description Pages through the caller's collections (every collection for an admin key), newest first,
+         *     exactly as `GET /downloads` pages downloads. A collection's children are listed by
+         *     `GET /downloads?collection_id=`.
+         */
+        get: operations["listCollections"];
+        put?: never;
+        /**
+         * Download a playlist, a channel, a feed, a page of several videos, or a batch of URLs
+         * @description One request that becomes many ordinary downloads. With `url`, the collection starts
+         *     `expanding`: a worker reads the playlist, channel, feed or page (yt-dlp's flat playlist
+         *     through the server's own confined proxy, or the server's own readers for an RSS or Atom
+         *     feed's enclosures and a page's several `<video>` elements), takes at most `limit` entries
+         *     in the source's order (each URL once), and creates one child download for each, in one
+         *     transaction with the collection becoming `running`. A URL that turns out to be a single
+         *     video makes a collection of one. With `urls`, the collection is a `batch` and its children
+         *     are created at once.
+         *
+         *     Children are ordinary downloads (`collection` names their collection and position): they
+         *     retry, resume, have events and webhooks, and expire as any download does. At most
+         *     `COLLECTION_CONCURRENCY` children of one collection run at once (default 2), however many
+         *     workers there are; the others wait `queued`. With `API_KEYS`, a collection that has not
+         *     ended counts as one against `MAX_ACTIVE_DOWNLOADS_PER_KEY`, whatever its size. An entry
+         *     whose URL points to a private or loopback address becomes a child that is `failed` with
+         *     `blocked_address` at once; nothing is fetched from it. `Idempotency-Key` works as for
+         *     downloads.
+         */
+        post: operations["createCollection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/collections/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List what a URL holds, without downloading anything
+         * @description Reads the playlist, channel, feed or page at `url` as a collection would (the same
+         *     confinement and bounds) and answers with its entries; nothing is created. Pass chosen
+         *     `index` values as `entries` to `POST /collections` to take only those. A source in which
+         *     nothing can be found is a 422 whose `code` says why, as a download's `error.code` would.
+         */
+        post: operations["previewCollection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/collections/{collection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a collection, or follow it live
+         * @description With `Accept: text/event-stream`, a stream of server-sent events as for a download: one
+         *     `event: collection` at once, then one whenever the collection or any count changes, ending
+         *     after the event with a final status (`completed`, `failed`, `cancelled`). `Last-Event-ID`
+         *     is honoured as for downloads. Otherwise the JSON document.
+         */
+        get: operations["getCollection"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel the rest of a collection
+         * @description A collection still `expanding` or `running` becomes `cancelled`, and every child not yet
+         *     final is cancelled with it (whichever process runs one stops within about a second).
+         *     Completed children are kept: DELETE them one by one to drop their files. A collection that
+         *     has ended is answered as it is, so repeating a DELETE is harmless.
+         */
+        delete: operations["deleteCollection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/download/{token}": {
         parameters: {
             query?: never;
@@ -281,9 +376,179 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    collectionEnded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A collection ended (sent to its `callback_url`)
+         * @description Sent once per collection when it reaches a final status (`completed`, `failed` or
+         *     `cancelled`: `data.status` says which), after the webhooks of its children. Signed and
+         *     retried exactly as `downloadEnded` is.
+         */
+        post: operations["collectionEnded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
+        /** @description Exactly one of `url` and `urls`. The other fields are the template of every child download. */
+        CreateCollection: {
+            /**
+             * Format: uri
+             * @description A playlist, channel, feed or page of several videos (or a single video, which makes a collection of one).
+             */
+            url?: string;
+            /** @description A batch; each URL once (a repeat is taken once), in this order. */
+            urls?: string[];
+            /** @description At most this many entries are taken from `url` (default and ceiling, the server's `MAX_COLLECTION_ITEMS`, 500 unless lowered); `truncated` says whether the source held more. */
+            limit?: number;
+            /** @description Only these entries of `url`, by their `index` in a preview (1-based). Positions the source no longer has are left out. */
+            entries?: number[];
+            /** @description The collection's name; without it, the title the source gives. */
+            name?: string;
+            quality?: components["schemas"]["Quality"];
+            mode?: components["schemas"]["Mode"];
+            audio_format?: components["schemas"]["AudioFormat"];
+            subtitles?: components["schemas"]["SubtitleLanguages"];
+            /**
+             * Format: uri
+             * @description Receives every child's download webhooks (see `webhooks.downloadEnded`) and one
+             *     `collection.completed` (see `webhooks.collectionEnded`) when the collection ends. Needs
+             *     the server's `WEBHOOK_SECRET`; must not point to a private or loopback address.
+             */
+            callback_url?: string;
+        };
+        PreviewCollection: {
+            /**
+             * Format: uri
+             * @description A playlist, channel, feed or page.
+             */
+            url: string;
+            /** @description At most this many entries (default and ceiling, `MAX_COLLECTION_ITEMS`). */
+            limit?: number;
+        };
+        CollectionPreview: {
+            /** @description The title the source gives (a playlist's, a feed's, a page's). */
+            title: string | null;
+            /** @description How the entries were found (`feed`, `page`, `direct`, or yt-dlp's extractor key). */
+            extractor: string | null;
+            entries: components["schemas"]["Entry"][];
+            /** @description The source held more entries than were taken. */
+            truncated: boolean;
+        };
+        Entry: {
+            /** @description The entry's position in the source, from 1. */
+            index: number;
+            /** @description The source's id for it (a video id, a feed item's guid), where it gives one. */
+            id: string | null;
+            /** @description The entry's own URL (for a feed item, its enclosure); a child download's `url`. */
+            url: string;
+            title: string | null;
+            duration_seconds: number | null;
+        };
+        Collection: {
+            /** Format: uuid */
+            id: string;
+            /** @description The name given, else the title the source gives; null until known. */
+            name: string | null;
+            /**
+             * @description `playlist` (made from `url`), `batch` (from `urls`), `subscription` (made by a subscription's check).
+             * @enum {string}
+             */
+            kind: "playlist" | "batch" | "subscription";
+            /** @description The `url` it was made from; null for a batch. */
+            url: string | null;
+            /** @description How the entries were found (`feed`, `page`, `direct`, or yt-dlp's extractor key); null for a batch and until expanded. */
+            extractor: string | null;
+            /**
+             * Format: uuid
+             * @description The subscription whose check made it; null otherwise.
+             */
+            subscription_id: string | null;
+            status: components["schemas"]["CollectionStatus"];
+            counts: components["schemas"]["CollectionCounts"];
+            /** @description The source held more entries than were taken (`limit`). */
+            truncated: boolean;
+            options: components["schemas"]["CollectionOptions"];
+            /** @description Why expanding failed (only with status `failed`); null otherwise. */
+            error: null | components["schemas"]["DownloadError"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description When its children were created.
+             */
+            expanded_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it reached a final status.
+             */
+            finished_at: string | null;
+        };
+        /**
+         * @description `expanding -> running -> completed`. `completed` once every child is final, whatever each
+         *     child's own outcome (`counts` tells); `failed` only when nothing could be expanded (`error`
+         *     says why); `cancelled` by `DELETE`. `completed`, `failed` and `cancelled` are final.
+         * @enum {string}
+         */
+        CollectionStatus: "expanding" | "running" | "completed" | "failed" | "cancelled";
+        /** @description How many of its children are in each state. */
+        CollectionCounts: {
+            total: number;
+            queued: number;
+            downloading: number;
+            processing: number;
+            completed: number;
+            failed: number;
+            cancelled: number;
+            expired: number;
+        };
+        /** @description The template every child was made with, defaults applied. */
+        CollectionOptions: {
+            quality: components["schemas"]["Quality"];
+            mode: components["schemas"]["Mode"];
+            audio_format: null | components["schemas"]["AudioFormat"];
+            subtitles: components["schemas"]["SubtitleLanguages"];
+            callback_url: string | null;
+            /** @description The most entries taken. */
+            limit: number;
+            /** @description The positions asked for; null for all. */
+            entries: number[] | null;
+        };
+        /** @description The collection a download belongs to, and its entry's position there. */
+        CollectionRef: {
+            /** Format: uuid */
+            id: string;
+            index: number;
+        };
+        CollectionPage: {
+            items: components["schemas"]["Collection"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description The body of a collection's webhook, signed as download webhooks are. */
+        CollectionWebhookEvent: {
+            /** @enum {string} */
+            type: "collection.completed";
+            /**
+             * Format: date-time
+             * @description When the collection ended.
+             */
+            timestamp: string;
+            data: components["schemas"]["Collection"];
+        };
         Health: {
             /** @enum {string} */
             status: "ok" | "ready";
@@ -383,6 +648,8 @@ export interface components {
             /** @description The `audio_format` asked for; null unless `mode` is `audio`. */
             audio_format: null | components["schemas"]["AudioFormat"];
             subtitles: components["schemas"]["SubtitleLanguages"];
+            /** @description The collection this download is a child of, and its position there; null for a download made on its own. */
+            collection: null | components["schemas"]["CollectionRef"];
             /** @description How the media was found at `url`; null until an attempt has found out. */
             source: null | components["schemas"]["Source"];
         };
@@ -508,6 +775,7 @@ export interface components {
             status: number;
             detail: string;
             instance?: string;
+            code?: components["schemas"]["ErrorCode"];
             /** @description For validation failures, one entry per bad field. */
             errors?: {
                 /** @description Where the bad value is, e.g. `/body/url` or `/headers/idempotency-key`. */
@@ -574,6 +842,23 @@ export interface components {
                  *       "title": "Not Found",
                  *       "status": 404,
                  *       "detail": "No download with id 6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No collection with that id that the caller may see (another key's is answered the same way). */
+        CollectionNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No collection with id 0b8e4d0a-3f4c-4f8e-8c59-6c1d2a9f7e21."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -741,6 +1026,11 @@ export interface components {
          */
         DownloadUuid: string;
         /**
+         * @description The `id` of the collection.
+         * @example 0b8e4d0a-3f4c-4f8e-8c59-6c1d2a9f7e21
+         */
+        CollectionId: string;
+        /**
          * @description A client-chosen key, scoped to the caller's API key. The same key with the same body returns
          *     the original download, also under concurrent requests; the same key with a different body
          *     is a 409. The same key sent with another API key is another key.
@@ -812,6 +1102,8 @@ export interface operations {
                 limit?: number;
                 /** @description The `next_cursor` of the page before; opaque. */
                 cursor?: string;
+                /** @description Only the children of this collection, in their collection's order (`collection.index`) instead of newest first. A collection the caller does not see lists nothing. */
+                collection_id?: string;
             };
             header?: never;
             path?: never;
@@ -961,11 +1253,11 @@ export interface operations {
                     /**
                      * @example event: download
                      *     id: 1
-                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading","url":"https://media.example.com/clip.mp4","quality":"best","mode":"video","audio_format":null,"subtitles":[],"progress":{"downloaded_bytes":1048576,"total_bytes":5998782,"percent":17.5,"speed_bytes_per_second":2097152,"eta_seconds":2},"file":null,"token":null,"download_url":null,"expires_at":null,"error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:34.100Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":null,"callback":null,"source":{"kind":"direct","extractor":null,"title":null}}
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading","url":"https://media.example.com/clip.mp4","quality":"best","mode":"video","audio_format":null,"subtitles":[],"progress":{"downloaded_bytes":1048576,"total_bytes":5998782,"percent":17.5,"speed_bytes_per_second":2097152,"eta_seconds":2},"file":null,"token":null,"download_url":null,"expires_at":null,"error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:34.100Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":null,"callback":null,"collection":null,"source":{"kind":"direct","extractor":null,"title":null}}
                      *
                      *     event: download
                      *     id: 2
-                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"completed","url":"https://media.example.com/clip.mp4","quality":"best","mode":"video","audio_format":null,"subtitles":[],"progress":{"downloaded_bytes":5998782,"total_bytes":5998782,"percent":100,"speed_bytes_per_second":null,"eta_seconds":null},"file":{"filename":"clip.mp4","content_type":"video/mp4","size_bytes":5998782,"sha256":"5f72e273f6c94d45e5a4c70f1e072a6de7efe1daa5d1110d422419a6b890158b","duration_seconds":60,"width":1280,"height":720,"audio_codec":"aac","video_codec":"h264","subtitles":[]},"token":"bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","download_url":"http://127.0.0.1:3000/download/bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","expires_at":"2026-11-24T18:09:36.028Z","error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:36.028Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":"2026-11-23T18:09:36.028Z","callback":null,"source":{"kind":"direct","extractor":null,"title":null}}
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"completed","url":"https://media.example.com/clip.mp4","quality":"best","mode":"video","audio_format":null,"subtitles":[],"progress":{"downloaded_bytes":5998782,"total_bytes":5998782,"percent":100,"speed_bytes_per_second":null,"eta_seconds":null},"file":{"filename":"clip.mp4","content_type":"video/mp4","size_bytes":5998782,"sha256":"5f72e273f6c94d45e5a4c70f1e072a6de7efe1daa5d1110d422419a6b890158b","duration_seconds":60,"width":1280,"height":720,"audio_codec":"aac","video_codec":"h264","subtitles":[]},"token":"bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","download_url":"http://127.0.0.1:3000/download/bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","expires_at":"2026-11-24T18:09:36.028Z","error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:36.028Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":"2026-11-23T18:09:36.028Z","callback":null,"collection":null,"source":{"kind":"direct","extractor":null,"title":null}}
                      */
                     "text/event-stream": string;
                 };
@@ -1026,6 +1318,252 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCollections: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only collections in one of these states (comma-separated).
+                 * @example [
+                 *       "expanding",
+                 *       "running"
+                 *     ]
+                 */
+                status?: components["schemas"]["CollectionStatus"][];
+                /** @description Collections per page, in decimal digits. */
+                limit?: number;
+                /** @description The `next_cursor` of the page before; opaque. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of collections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCollection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen key, scoped to the caller's API key. The same key with the same body returns
+                 *     the original download, also under concurrent requests; the same key with a different body
+                 *     is a 409. The same key sent with another API key is another key.
+                 * @example order-42
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCollection"];
+            };
+        };
+        responses: {
+            /** @description Accepted; the collection is `expanding` (or `running`, for a batch), or, for a repeated idempotent request, the original collection in its current state. */
+            202: {
+                headers: {
+                    /**
+                     * @description Path of the created collection.
+                     * @example /collections/0b8e4d0a-3f4c-4f8e-8c59-6c1d2a9f7e21
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The `Idempotency-Key` was already used with a different request body. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    previewCollection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://media.example.com/feed.xml",
+                 *       "limit": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["PreviewCollection"];
+            };
+        };
+        responses: {
+            /** @description The entries found, in the source's order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionPreview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Nothing could be found at the URL, or it could not be read; `code` says why. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "detail": "The source answered 404.",
+                     *       "code": "source_http_error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCollection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `id` of the last event received, when an event stream reconnects (1 to 15 decimal digits). */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /**
+                 * @description The `id` of the collection.
+                 * @example 0b8e4d0a-3f4c-4f8e-8c59-6c1d2a9f7e21
+                 */
+                collection_id: components["parameters"]["CollectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collection in its current state, or the stream of its states. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collection"];
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["CollectionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteCollection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `id` of the collection.
+                 * @example 0b8e4d0a-3f4c-4f8e-8c59-6c1d2a9f7e21
+                 */
+                collection_id: components["parameters"]["CollectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collection after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["CollectionNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1398,6 +1936,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; the delivery is over. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    collectionEnded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One per event; the same on every retry of it. */
+                "webhook-id": string;
+                /** @description When this attempt was sent, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionWebhookEvent"];
             };
         };
         responses: {

@@ -7,6 +7,8 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { applyMigrationsApart } from './db/migrate-apart.ts';
 import { createPool } from './db/pool.ts';
 import { createPrisma } from './db/prisma.ts';
+import type { Lister } from './collections/expand.ts';
+import { CollectionRepository } from './collections/repository.ts';
 import { DownloadRepository } from './downloads/repository.ts';
 import { DownloadChanges } from './events/changes.ts';
 import { EventStreams } from './events/event-streams.ts';
@@ -16,12 +18,13 @@ import { queueCounts } from './operations/jobs.ts';
 import { createLogger, type Logger } from './operations/log.ts';
 import { Metrics } from './operations/metrics.ts';
 import { startQueue } from './queue/index.ts';
+import { listEntries } from './sources/listing/index.ts';
 import { sourceReaders } from './sources/readers/index.ts';
 import { DocumentSandbox } from './sources/sandbox/document-sandbox.ts';
 import { ExtractionProxy } from './sources/site/proxy.ts';
 import { findYtDlp, killAllExtractions, type YtDlp } from './sources/site/ytdlp.ts';
 import { openStorage } from './storage/index.ts';
-import { enqueueWebhooks } from './webhooks/enqueue.ts';
+import { enqueueCollectionWebhooks, enqueueWebhooks } from './webhooks/enqueue.ts';
 import { ensureWebhookQueue } from './webhooks/queue.ts';
 import { startWorker, type Worker } from './worker/index.ts';
 
@@ -81,7 +84,12 @@ async function startOn(
   await ensureWebhookQueue(boss, config);
   const storage = await openStorage(config, prisma);
   const changes = await DownloadChanges.start(databaseUrl);
-  const downloads = new DownloadRepository(prisma, pool, enqueueWebhooks(boss, config));
+  const collections = new CollectionRepository(prisma, {
+    concurrency: config.collectionConcurrency,
+    childrenEnded: enqueueWebhooks(boss, config),
+    collectionEnded: enqueueCollectionWebhooks(boss),
+  });
+  const downloads = new DownloadRepository(prisma, pool, collections.downloadsEnded);
   const metrics = new Metrics(queueCounts(boss));
   // Before the worker takes a job and the API a request: see warmUp.
   await downloads.warmUp();
@@ -93,19 +101,24 @@ async function startOn(
     minBytesPerSecond: config.sourceMinBytesPerSecond,
   });
   const sandbox = new DocumentSandbox();
-  // A worker extracts sites through a proxy of its own, when there is a yt-dlp.
-  const proxy = ffmpeg !== undefined && ytdlp ? await ExtractionProxy.start(http.addresses) : undefined;
+  // Sites are read through a proxy of this process's own, when there is a yt-dlp: by a worker's
+  // downloads and expansions, and by the API's previews.
+  const proxy = ytdlp ? await ExtractionProxy.start(http.addresses) : undefined;
   const site = proxy && ytdlp ? { ytdlp, proxy, timeoutMs: config.ytdlpTimeoutSeconds * 1000 } : null;
+  const list: Lister = (url, options) => listEntries({ http, site }, url, options);
+  const expand = { collections, list, allowPrivateAddresses: config.allowPrivateAddresses };
   const worker: Worker | undefined =
     ffmpeg === undefined
       ? undefined
-      : await startWorker(boss, { downloads, changes, storage, http, sandbox, readers: sourceReaders(site), ffmpeg, config, log, metrics });
-  const streams = new EventStreams({ downloads, changes }, config.maxEventStreams);
+      : await startWorker(boss, { downloads, changes, storage, http, sandbox, readers: sourceReaders(site), ffmpeg, config, log, metrics, expand });
+  const streams = new EventStreams(changes, config.maxEventStreams);
   let server: Server | undefined;
   if (config.role !== 'worker') {
     const { listen } = await httpLayer();
     server = await listen({
       downloads,
+      collections,
+      list,
       storage,
       streams,
       config,

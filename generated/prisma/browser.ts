@@ -32,3 +32,8 @@ export type Transfer = Prisma.TransferModel
  * 
  */
 export type TransferPart = Prisma.TransferPartModel
+/**
+ * Model Collection
+ * 
+ */
+export type Collection = Prisma.CollectionModel

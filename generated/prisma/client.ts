@@ -56,3 +56,8 @@ export type Transfer = Prisma.TransferModel
  * 
  */
 export type TransferPart = Prisma.TransferPartModel
+/**
+ * Model Collection
+ * 
+ */
+export type Collection = Prisma.CollectionModel

@@ -29,3 +29,14 @@ export const CallbackState = {
 } as const
 
 export type CallbackState = (typeof CallbackState)[keyof typeof CallbackState]
+
+
+export const CollectionStatus = {
+  expanding: 'expanding',
+  running: 'running',
+  completed: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled'
+} as const
+
+export type CollectionStatus = (typeof CollectionStatus)[keyof typeof CollectionStatus]

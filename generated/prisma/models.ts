@@ -11,4 +11,5 @@
 export type * from './models/Download.ts'
 export type * from './models/Transfer.ts'
 export type * from './models/TransferPart.ts'
+export type * from './models/Collection.ts'
 export type * from './commonInputTypes.ts'

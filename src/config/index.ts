@@ -60,6 +60,8 @@ const schema = z.object({
   ADMIN_API_KEYS: keyList,
   KEY_HASH_SECRET: keyHashSecret.optional(),
   MAX_ACTIVE_DOWNLOADS_PER_KEY: int(0).default(20),
+  MAX_COLLECTION_ITEMS: int(1, 500).default(500),
+  COLLECTION_CONCURRENCY: int(1, 64).default(2),
   YTDLP: z.enum(['on', 'off']).default('on'),
   YTDLP_PATH: z.string().min(1).optional(),
   YTDLP_TIMEOUT_SECONDS: int(1, 3600).default(60),
@@ -147,6 +149,10 @@ export type Config = {
   keyHashSecret: string | undefined;
   /** Downloads not yet ended that one (non-admin) key may have; 0 for no limit. */
   maxActiveDownloadsPerKey: number;
+  /** Entries one collection may take from its source (the ceiling of `limit`). */
+  maxCollectionItems: number;
+  /** Children of one collection that run at once, however many workers there are. */
+  collectionConcurrency: number;
   /** `off`: no site extraction even where yt-dlp is installed. */
   ytdlp: 'on' | 'off';
   /** The yt-dlp binary; unset: `yt-dlp` on PATH. */
@@ -217,6 +223,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminApiKeys: c.ADMIN_API_KEYS,
     keyHashSecret: c.KEY_HASH_SECRET,
     maxActiveDownloadsPerKey: c.MAX_ACTIVE_DOWNLOADS_PER_KEY,
+    maxCollectionItems: c.MAX_COLLECTION_ITEMS,
+    collectionConcurrency: c.COLLECTION_CONCURRENCY,
     ytdlp: c.YTDLP,
     ytdlpPath: c.YTDLP_PATH,
     ytdlpTimeoutSeconds: c.YTDLP_TIMEOUT_SECONDS,

@@ -43,15 +43,29 @@ export class CreateRequestCheck {
 
   /** Throws InvalidDownloadRequest for the first rule `input` breaks. */
   check(input: CreateDownloadInput): void {
-    const url = parseHttpUrl(input.url, '/body/url');
+    this.checkSource(input.url, '/body/url');
+    this.checkTemplate(input);
+  }
+
+  /** A URL to fetch from, at `field`. */
+  checkSource(value: string, field: string): void {
     // The worker checks every address it connects to; what is private on its face is refused here.
-    if (this.addresses.refusesOnItsFace(url)) {
+    if (this.refusesOnItsFace(parseHttpUrl(value, field))) {
       throw new InvalidDownloadRequest(
-        '/body/url',
+        field,
         'must not point to a private or loopback address',
         'The URL points to a private or loopback address, which this server does not fetch from.',
       );
     }
+  }
+
+  /** Whether the address policy refuses `url` before any lookup (a private or loopback literal). */
+  refusesOnItsFace(url: URL): boolean {
+    return this.addresses.refusesOnItsFace(url);
+  }
+
+  /** What a download is to be made into, and where it is announced: the rules beyond the schema. */
+  checkTemplate(input: Omit<CreateDownloadInput, 'url'>): void {
     if (input.audio_format !== undefined && input.mode !== 'audio') {
       throw new InvalidDownloadRequest(
         '/body/audio_format',

@@ -1,5 +1,6 @@
 import { ACTIVE_STATUSES } from '../core/statuses.ts';
-import { DOWNLOAD_QUEUE, JOB_TABLE, QUEUE_SCHEMA } from '../queue/index.ts';
+import { DOWNLOAD_QUEUE } from '../queue/index.ts';
+import { queueJobs } from '../queue/job-sql.ts';
 
 // The statements that create downloads, as SQL run through pg: through Prisma and pg-boss's
 // insert, a create cost the service more CPU than everything else it does for the request. A
@@ -17,14 +18,25 @@ const OWNER_LOCK_CLASS = 0x76647331;
 export const LOCK_OWNERS = `SELECT pg_advisory_xact_lock(${OWNER_LOCK_CLASS}, hashtext(owner)) FROM unnest($1::text[]) AS owner`;
 
 const ACTIVE = `ARRAY[${ACTIVE_STATUSES.map((status) => `'${status}'`).join(', ')}]::download_status[]`;
-const QUEUE_TABLE = `${QUEUE_SCHEMA}.queue`;
-const JOB_NOW = `${QUEUE_SCHEMA}.job_now()`;
-/** The channel pg-boss's workers listen on for new jobs, named as pg-boss names it. */
-const JOB_CHANNEL = `('pgboss_' || left(encode(sha224('${QUEUE_SCHEMA}'::bytea), 'hex'), 24))`;
+
+/**
+ * What counts against an owner's MAX_ACTIVE_DOWNLOADS_PER_KEY, for the owners of the CTE `bound`:
+ * its downloads not yet ended that belong to no collection, and its collections not yet ended
+ * (each one, whatever its size). Runs after LOCK_OWNERS.
+ */
+export const ACTIVE_PER_OWNER = `
+       SELECT owner, sum(n) AS active FROM (
+         SELECT owner, count(*) AS n FROM downloads
+          WHERE owner IN (SELECT owner FROM bound) AND status = ANY(${ACTIVE}) AND collection_id IS NULL GROUP BY owner
+         UNION ALL
+         SELECT owner, count(*) FROM collections
+          WHERE owner IN (SELECT owner FROM bound) AND status IN ('expanding', 'running') GROUP BY owner) counted
+        GROUP BY owner`;
 
 /**
  * Inserts the downloads of $1 (a JSON array of NewDownload, each created and updated at $2) with a
- * job for each, and returns their rows. $3 is a JSON array of `{owner, limit}`: of a limited
+ * job for each, and returns their rows. A collection's child may come `held` (its job is made when
+ * a place frees up) or refused (`errorCode`: it is made `failed`, with no job). $3 is a JSON array of `{owner, limit}`: of a limited
  * owner's downloads, in order, those that would take its active downloads past the limit are left
  * out.
  *
@@ -39,30 +51,31 @@ WITH asked AS (
          FROM ROWS FROM (json_to_recordset($1::json) AS (
                 id uuid, owner text, url text, quality text, "requestedFilename" text, "callbackUrl" text, mode text,
                 "audioFormat" text, subtitles text[], "callbackState" callback_state, "linkBase" text,
-                "idempotencyKey" text, "requestHash" text)) WITH ORDINALITY AS a),
+                "idempotencyKey" text, "requestHash" text, "collectionId" uuid, "collectionIndex" int, held boolean,
+                "errorCode" text, "errorMessage" text)) WITH ORDINALITY AS a),
      bound AS (SELECT * FROM json_to_recordset($3::json) AS b(owner text, "limit" int)),
-     active AS (
-       SELECT owner, count(*) AS active FROM downloads
-        WHERE owner IN (SELECT owner FROM bound) AND status = ANY(${ACTIVE}) GROUP BY owner),
+     active AS (${ACTIVE_PER_OWNER}),
      created AS (
        INSERT INTO downloads (id, owner, url, quality, requested_filename, callback_url, mode, audio_format, subtitles,
-                              callback_state, link_base, idempotency_key, request_hash, created_at, updated_at)
+                              callback_state, link_base, idempotency_key, request_hash, collection_id, collection_index,
+                              status, error_code, error_message, error_retryable, created_at, updated_at)
        SELECT a.id, a.owner, a.url, a.quality, a."requestedFilename", a."callbackUrl", a.mode, a."audioFormat", a.subtitles,
-              a."callbackState", a."linkBase", a."idempotencyKey", a."requestHash", $2::timestamptz, $2::timestamptz
+              a."callbackState", a."linkBase", a."idempotencyKey", a."requestHash", a."collectionId", a."collectionIndex",
+              CASE WHEN a."errorCode" IS NULL THEN 'queued' ELSE 'failed' END::download_status, a."errorCode", a."errorMessage",
+              CASE WHEN a."errorCode" IS NULL THEN NULL ELSE false END, $2::timestamptz, $2::timestamptz
          FROM asked a LEFT JOIN bound b ON b.owner = a.owner LEFT JOIN active c ON c.owner = a.owner
         WHERE b."limit" IS NULL OR COALESCE(c.active, 0) + a.place <= b."limit"
         ORDER BY a.ordinality
        RETURNING *),
-     jobs AS (
-       INSERT INTO ${JOB_TABLE} (name, data, priority, start_after, created_on, expire_seconds, deletion_seconds, keep_until,
-                              retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds,
-                              blocked, blocking, pending_dependencies)
-       SELECT q.name, jsonb_build_object('download_id', d.id), 0, ${JOB_NOW}, ${JOB_NOW}, q.expire_seconds, q.deletion_seconds,
-              ${JOB_NOW} + q.retention_seconds * interval '1s', q.retry_limit, q.retry_delay, COALESCE(q.retry_backoff, false),
-              q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds, false, false, 0
-         FROM created d LEFT JOIN ${QUEUE_TABLE} q ON q.name = '${DOWNLOAD_QUEUE}'
-       RETURNING 1),
-     woken AS (
-       SELECT pg_notify(${JOB_CHANNEL}, '${DOWNLOAD_QUEUE}') FROM ${QUEUE_TABLE}
-        WHERE name = '${DOWNLOAD_QUEUE}' AND notify AND EXISTS (SELECT FROM jobs))
+${queueJobs(
+  DOWNLOAD_QUEUE,
+  "jsonb_build_object('download_id', s.id)",
+  `(SELECT d.id FROM created d JOIN asked a ON a.id = d.id WHERE d.status = 'queued' AND a.held IS NOT TRUE) s`,
+)}
 SELECT * FROM created WHERE (SELECT count(*) FROM woken) >= 0`;
+
+
+/** Gives the downloads of $1 (ids of a collection's held children) their jobs; returns how many. */
+export const RELEASE_DOWNLOADS = `
+WITH ${queueJobs(DOWNLOAD_QUEUE, "jsonb_build_object('download_id', s.id)", '(SELECT unnest($1::uuid[]) AS id) s')}
+SELECT count(*)::int AS released FROM jobs WHERE (SELECT count(*) FROM woken) >= 0`;

@@ -11,7 +11,7 @@ import type { DownloadRepository, NewDownload } from './repository.ts';
 export type CreateResult = { kind: 'created' | 'replayed'; row: Row } | { kind: 'key_conflict' } | { kind: 'over_limit'; limit: number };
 
 /** The body as it will be stored, defaults applied, so that `{url}` and `{url, quality:"best"}` agree. */
-function requestHash(input: CreateDownloadInput): string {
+export function requestHash(input: CreateDownloadInput): string {
   const canonical = [
     input.url,
     String(input.quality ?? 'best'),
@@ -74,7 +74,7 @@ export class DownloadCreator {
 }
 
 /** The audio format a download asks for: `best` unless named, and none but with mode `audio`. */
-function audioFormatOf(input: CreateDownloadInput): string | null {
+export function audioFormatOf(input: Pick<CreateDownloadInput, 'mode' | 'audio_format'>): string | null {
   return input.mode === 'audio' ? (input.audio_format ?? 'best') : null;
 }
 

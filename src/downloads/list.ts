@@ -8,7 +8,8 @@ import type { DownloadRepository, ListPosition } from './repository.ts';
 // The list is paged by position, not by offset: a cursor names the last download of a page
 // (its created_at and id), and the next page starts strictly after it in the same order. New
 // downloads sort before every cursor, so they can neither repeat nor push out what a client pages
-// through. A cursor only says where to resume: what a page holds is always the caller's own
+// through. A collection's children are listed in their collection's order instead, and a cursor
+// names the index of the last. A cursor only says where to resume: what a page holds is always the caller's own
 // downloads (or all, for an admin), whoever's download a cursor names.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -21,24 +22,34 @@ export class InvalidCursorError extends Error {
   }
 }
 
-export function encodeCursor(position: ListPosition): string {
-  return Buffer.from(`${position.createdAt.getTime()}.${position.id}`).toString('base64url');
+/** The cursor after `row`, in the order its list is in. */
+export function encodeCursor(row: Pick<Row, 'createdAt' | 'id'> & Partial<Pick<Row, 'collectionIndex'>>, inCollection: boolean): string {
+  const text = inCollection ? `i${row.collectionIndex ?? 0}` : `${row.createdAt.getTime()}.${row.id}`;
+  return Buffer.from(text).toString('base64url');
 }
 
-export function decodeCursor(cursor: string): ListPosition {
-  const [millis, id, ...rest] = Buffer.from(cursor, 'base64url').toString('latin1').split('.');
+/** Where a list resumes: after a cursor's row, or at the start; among a collection's children with `collectionId`. */
+export function decodeCursor(cursor: string | undefined, collectionId: string | undefined): ListPosition | undefined {
+  const text = cursor === undefined ? undefined : Buffer.from(cursor, 'base64url').toString('latin1');
+  if (collectionId !== undefined) {
+    if (text === undefined) return { kind: 'children', collectionId, index: 0 };
+    if (!/^i\d{1,9}$/.test(text)) throw new InvalidCursorError();
+    return { kind: 'children', collectionId, index: Number(text.slice(1)) };
+  }
+  if (text === undefined) return undefined;
+  const [millis, id, ...rest] = text.split('.');
   const createdAt = new Date(Number(millis));
   if (rest.length || !id || !UUID.test(id) || !/^\d{1,15}$/.test(millis ?? '') || Number.isNaN(createdAt.getTime())) throw new InvalidCursorError();
-  return { createdAt, id };
+  return { kind: 'newest', createdAt, id };
 }
 
 export async function listDownloads(
   deps: { downloads: DownloadRepository; storage: Storage },
   caller: Caller,
-  query: { statuses: DownloadStatus[] | undefined; limit: number; cursor: string | undefined },
+  query: { statuses: DownloadStatus[] | undefined; limit: number; cursor: string | undefined; collectionId?: string | undefined },
 ): Promise<Page> {
-  const { statuses } = query;
-  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+  const { statuses, collectionId } = query;
+  const after = decodeCursor(query.cursor, collectionId?.toLowerCase());
   // One more than asked says whether there is a next page.
   const rows = await deps.downloads.list({ caller, statuses, limit: query.limit + 1, after });
   const page = rows.slice(0, query.limit);
@@ -47,6 +58,6 @@ export async function listDownloads(
   const now = await confirmFiles(deps, page);
   return {
     rows: statuses ? now.filter((row) => statuses.includes(row.status)) : now,
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+    nextCursor: rows.length > query.limit && last ? encodeCursor(last, collectionId !== undefined) : null,
   };
 }

@@ -59,6 +59,7 @@ export function presentDownload(row: Row, baseUrl: string): Download {
       row.callbackUrl && row.callbackState
         ? { url: row.callbackUrl, state: row.callbackState, attempts: row.callbackAttempts, last_error: row.callbackLastError }
         : null,
+    collection: row.collectionId && row.collectionIndex !== null ? { id: row.collectionId, index: row.collectionIndex } : null,
     source: row.sourceKind ? { kind: row.sourceKind as components['schemas']['SourceKind'], extractor: row.sourceExtractor, title: row.sourceTitle } : null,
   };
 }

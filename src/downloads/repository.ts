@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Prisma as Sql, type Prisma as Generated, type Download as Row } from '../../generated/prisma/client.ts';
 import { inTransaction } from '../db/pool.ts';
+import { camelRow } from '../db/rows.ts';
 import type { Prisma } from '../db/prisma.ts';
 import type { DownloadError } from '../core/errors.ts';
 import type { Caller } from './caller.ts';
@@ -29,6 +30,17 @@ export type NewDownload = Pick<
   | 'idempotencyKey'
   | 'requestHash'
 >;
+/**
+ * A collection's child as it is written: `held` ones get their job when a place among the
+ * collection's running children frees up; a refused one (`errorCode`) is made `failed` at once.
+ */
+export type NewChild = NewDownload & {
+  collectionId: string;
+  collectionIndex: number;
+  held: boolean;
+  errorCode: string | null;
+  errorMessage: string | null;
+};
 export type Transaction = Generated.TransactionClient;
 
 /**
@@ -42,8 +54,11 @@ export type Cancellation =
   /** `unheld`: no attempt held it (it waited in the queue, or its worker died), so its files are nobody's. */
   { kind: 'cancelled'; row: Row; unheld: boolean } | { kind: 'expired'; row: Row } | { kind: 'unchanged'; row: Row } | { kind: 'unknown' };
 
-/** A position in the list, newest first: the last row of a page. */
-export type ListPosition = { createdAt: Date; id: string };
+/**
+ * A position in the list, the last row of a page: newest first, by creation; or among a
+ * collection's children, by index (index 0 is before the first).
+ */
+export type ListPosition = { kind: 'newest'; createdAt: Date; id: string } | { kind: 'children'; collectionId: string; index: number };
 
 export type CallbackOutcome = { state: 'pending' | 'delivered' | 'failed'; lastError: string | null };
 
@@ -84,23 +99,9 @@ const ENDINGS: DownloadStatus[] = ['completed', 'failed', 'cancelled'];
 /** An attempt holds its download while the download is in one of these. */
 const RUNNING = ACTIVE.filter((status) => status !== 'queued');
 
-const fieldNames = new Map<string, string>();
-
-/** A column's name in camelCase, as the row's field is named; worked out once for each column. */
-function fieldOf(column: string): string {
-  let field = fieldNames.get(column);
-  if (field === undefined) {
-    field = column.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
-    fieldNames.set(column, field);
-  }
-  return field;
-}
-
-/** `RETURNING *` names columns as the table does; each field is its column's name in camelCase. */
+/** `RETURNING *` of the downloads table as a row. */
 function toRow(columns: Record<string, unknown>): Row {
-  const row: Record<string, unknown> = {};
-  for (const column in columns) row[fieldOf(column)] = columns[column];
-  return row as Row;
+  return camelRow<Row>(columns);
 }
 
 /** Values read through pg as Prisma reads them: int8 as bigint (pg's own reading is a string). */
@@ -356,11 +357,20 @@ export class DownloadRepository {
     return row ? { kind: 'unchanged', row } : { kind: 'unknown' };
   }
 
-  /** A page of the caller's downloads, newest first, after `after` (the last row of the page before). */
+  /**
+   * A page of the caller's downloads after `after` (the last row of the page before): newest
+   * first, or a collection's children in their collection's order.
+   */
   list(options: { caller: Caller; statuses: DownloadStatus[] | undefined; limit: number; after: ListPosition | undefined }): Promise<Row[]> {
     const { caller, statuses, limit, after } = options;
-    const position = after ? Sql.sql`AND (created_at, id) < (${after.createdAt}, ${after.id}::uuid)` : Sql.empty;
     const status = statuses ? Sql.sql`AND status = ANY(${statuses}::download_status[])` : Sql.empty;
+    if (after?.kind === 'children') {
+      return this.prisma.$queryRaw<Record<string, unknown>[]>`
+        SELECT * FROM downloads WHERE collection_id = ${after.collectionId}::uuid AND collection_index > ${after.index}
+               ${visibleSql(caller)} ${status}
+         ORDER BY collection_index LIMIT ${limit}`.then((rows) => rows.map(toRow));
+    }
+    const position = after ? Sql.sql`AND (created_at, id) < (${after.createdAt}, ${after.id}::uuid)` : Sql.empty;
     return this.prisma.$queryRaw<Record<string, unknown>[]>`
       SELECT * FROM downloads WHERE true ${visibleSql(caller)} ${status} ${position}
        ORDER BY created_at DESC, id DESC LIMIT ${limit}`.then((rows) => rows.map(toRow));
@@ -388,6 +398,8 @@ export class DownloadRepository {
                speed_bytes_per_second = NULL, lease_expires_at = NULL, updated_at = ${now}
          WHERE d.status = ANY(${ACTIVE}::download_status[])
            AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= now())
+           -- A collection's child waiting for its place has no job yet, by design.
+           AND NOT EXISTS (SELECT 1 FROM collections c WHERE c.id = d.collection_id AND d.collection_index > c.released_through)
            AND NOT EXISTS (
                  SELECT 1 FROM ${Sql.raw(JOB_TABLE)} j
                   WHERE j.name = ${DOWNLOAD_QUEUE} AND j.state::text = ANY(${LIVE_JOB_STATES}) AND j.data->>'download_id' = d.id::text)

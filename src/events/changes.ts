@@ -1,15 +1,17 @@
 import pg from 'pg';
+import type { CollectionStatus } from '../collections/repository.ts';
 import type { DownloadStatus } from '../core/statuses.ts';
 
-// A trigger announces every change of a download on the channel `download_changes` (see the
-// migration download_events), whichever process made it. One connection per process listens and
+// A trigger announces every change of a download or a collection on the channel `download_changes`
+// (see the migrations download_events and collections), whichever process made it. One connection per process listens and
 // hands each announcement to whoever in the process follows that download: event streams, and the
 // worker running it (which must stop when it is cancelled).
 
 const CHANNEL = 'download_changes';
 const RECONNECT_MS = 1_000;
 
-export type Change = { id: string; status: DownloadStatus };
+/** A download's or a collection's change; a child's names its collection, whose followers hear it too. */
+export type Change = { id: string; status: DownloadStatus | CollectionStatus; collection_id?: string | null };
 /**
  * Called with each change of the download followed, or with null when announcements may have been
  * missed (the connection was lost and is back): the follower then reads the download again.
@@ -67,7 +69,10 @@ export class DownloadChanges {
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
       const change = message.channel === CHANNEL ? parseChange(message.payload) : null;
-      if (change) this.tell(change.id, change);
+      if (change) {
+        this.tell(change.id, change);
+        if (typeof change.collection_id === 'string') this.tell(change.collection_id, change);
+      }
     });
     try {
       await client.connect();

@@ -1,36 +1,39 @@
 import type { ServerResponse } from 'node:http';
-import type { Download as Row } from '../../generated/prisma/client.ts';
-import type { DownloadRepository } from '../downloads/repository.ts';
-import type { Download } from '../downloads/present.ts';
 import type { DownloadChanges } from './changes.ts';
 
-// Server-sent events of one download each: the current state at once, then every change the
-// database announces, until a final state. A stream costs no database connection of its own: the
-// process's one listening connection says when a download changed, and its row is then read once
-// for all the streams that follow it.
+// Server-sent events of one download or collection each: the current state at once, then every
+// change the database announces, until a final state. A stream costs no database connection of
+// its own: the process's one listening connection says when something changed, and it is then
+// read once for all the streams that follow it.
 
-const FINAL: Download['status'][] = ['completed', 'failed', 'cancelled', 'expired'];
 const KEEP_ALIVE_MS = 15_000;
 const READ_RETRY_MS = 1_000;
 /** A client that reads nothing while this much waits to be sent is cut off, not buffered for. */
 const MAX_UNSENT_BYTES = 1024 * 1024;
 
-export type StreamRequest = {
+/** What is streamed: how to read one (a row, or null when it is gone) and what its events are called. */
+export type StreamedKind<R> = {
+  /** The SSE `event:` name, and the topics' namespace. */
+  event: string;
+  read(id: string): Promise<R | null>;
+  /** The statuses after which nothing changes: the stream ends after their event. */
+  final: readonly string[];
+};
+
+export type StreamRequest<R> = {
   id: string;
   /** The id of the last event the client had (`Last-Event-ID`, decimal digits), when it reconnects. */
   lastEventId: string | undefined;
-  present(row: Row): Download;
+  present(row: R): { status: string };
 };
-
-type Deps = { downloads: DownloadRepository; changes: DownloadChanges };
 
 /** The event streams open in this process, at most `max` at once. */
 export class EventStreams {
-  private readonly topics = new Map<string, Topic>();
+  private readonly topics = new Map<string, Topic<unknown>>();
   private open = 0;
 
   constructor(
-    private readonly deps: Deps,
+    private readonly changes: DownloadChanges,
     readonly max: number,
   ) {}
 
@@ -38,17 +41,18 @@ export class EventStreams {
     return this.open >= this.max;
   }
 
-  /** Streams the download whose row was just read as `row`, on `res`, until it ends. */
-  serve(res: ServerResponse, request: StreamRequest, row: Row): void {
+  /** Streams the download or collection just read as `row`, on `res`, until it ends. */
+  serve<R>(res: ServerResponse, kind: StreamedKind<R>, request: StreamRequest<R>, row: R): void {
     // A client that hung up while its row was read has fired 'close' already: counted now, its
     // place would never come back.
     if (res.destroyed || res.socket?.destroyed !== false) return;
-    let topic = this.topics.get(request.id);
+    const key = `${kind.event}:${request.id}`;
+    let topic = this.topics.get(key) as Topic<R> | undefined;
     if (!topic) {
-      topic = new Topic(request.id, this.deps, () => this.topics.delete(request.id));
-      this.topics.set(request.id, topic);
+      topic = new Topic(request.id, kind, this.changes, () => this.topics.delete(key));
+      this.topics.set(key, topic);
     }
-    const stream = new DownloadStream(res, request);
+    const stream = new EventStream(res, kind, request);
     this.open += 1;
     res.once('close', () => {
       this.open -= 1;
@@ -68,9 +72,9 @@ export class EventStreams {
   }
 }
 
-/** The streams of one download, and the one read of its row that a change makes for all of them. */
-class Topic {
-  private readonly streams = new Set<DownloadStream>();
+/** The streams of one download or collection, and the one read that a change makes for all of them. */
+class Topic<R> {
+  private readonly streams = new Set<EventStream<R>>();
   private readonly unfollow: () => void;
   private reading = false;
   private readAgain = false;
@@ -78,17 +82,18 @@ class Topic {
 
   constructor(
     private readonly id: string,
-    private readonly deps: Deps,
+    private readonly kind: StreamedKind<R>,
+    changes: DownloadChanges,
     private readonly onEmpty: () => void,
   ) {
-    this.unfollow = deps.changes.follow(id, () => this.refresh());
+    this.unfollow = changes.follow(id, () => this.refresh());
   }
 
-  add(stream: DownloadStream): void {
+  add(stream: EventStream<R>): void {
     this.streams.add(stream);
   }
 
-  remove(stream: DownloadStream): void {
+  remove(stream: EventStream<R>): void {
     this.streams.delete(stream);
     if (this.streams.size > 0) return;
     clearTimeout(this.retry);
@@ -107,8 +112,8 @@ class Topic {
       return;
     }
     this.reading = true;
-    this.deps.downloads
-      .find(this.id)
+    this.kind
+      .read(this.id)
       .then(
         (row) => [...this.streams].forEach((stream) => (row ? stream.send(row) : stream.close())),
         // The database is away (a restart): the streams stay open, and the row is read again
@@ -128,7 +133,7 @@ class Topic {
   }
 }
 
-class DownloadStream {
+class EventStream<R> {
   private nextId: number;
   private lastData = '';
   private ended = false;
@@ -136,7 +141,8 @@ class DownloadStream {
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly request: StreamRequest,
+    private readonly kind: StreamedKind<R>,
+    private readonly request: StreamRequest<R>,
   ) {
     // The contract holds Last-Event-ID to 15 decimal digits (the validator refuses any other), so
     // that it counts on exactly, far below 2^53.
@@ -144,7 +150,7 @@ class DownloadStream {
     this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   }
 
-  start(row: Row): void {
+  start(row: R): void {
     this.res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -154,16 +160,16 @@ class DownloadStream {
     this.send(row);
   }
 
-  send(row: Row): void {
+  send(row: R): void {
     if (this.ended) return;
-    const download = this.request.present(row);
-    const data = JSON.stringify(download);
+    const resource = this.request.present(row);
+    const data = JSON.stringify(resource);
     // A change that shows nowhere in the resource (a renewed lease) is no event.
     if (data !== this.lastData) {
       this.lastData = data;
-      this.write(`event: download\nid: ${this.nextId++}\ndata: ${data}\n\n`);
+      this.write(`event: ${this.kind.event}\nid: ${this.nextId++}\ndata: ${data}\n\n`);
     }
-    if (FINAL.includes(download.status)) this.close();
+    if (this.kind.final.includes(resource.status)) this.close();
   }
 
   get closed(): boolean {

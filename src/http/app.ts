@@ -7,6 +7,8 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { parse } from 'yaml';
 import type { Config } from '../config/index.ts';
 import { projectRoot } from '../config/paths.ts';
+import type { Lister } from '../collections/expand.ts';
+import type { CollectionRepository } from '../collections/repository.ts';
 import type { DownloadRepository } from '../downloads/repository.ts';
 import type { EventStreams } from '../events/event-streams.ts';
 import type { Logger } from '../operations/log.ts';
@@ -21,6 +23,7 @@ import { plainQuery } from './plain-query.ts';
 import { HttpProblem, problemHandler, sendProblem } from './problem.ts';
 import { failedKeyAttemptLimit, requestLimit } from './rate-limit.ts';
 import { contractRoutes } from './routes/contract.ts';
+import { collectionRoutes } from './routes/collections.ts';
 import { downloadRoutes } from './routes/downloads.ts';
 import { fileRoutes, fileServer } from './routes/files.ts';
 import { operationsRoutes } from './routes/operations.ts';
@@ -31,6 +34,9 @@ export const MAX_BODY_BYTES = 16 * 1024;
 
 export type AppDeps = {
   downloads: DownloadRepository;
+  collections: CollectionRepository;
+  /** Reads what a collection's URL holds (a preview runs it in this process). */
+  list: Lister;
   storage: Storage;
   streams: EventStreams;
   config: Config;
@@ -91,7 +97,7 @@ export function createApp(deps: AppDeps): App {
   const api = express.Router();
   api.use(contractRoutes(config));
   api.use(webUiRoutes(config.basePath));
-  // Limits and keys apply to the /downloads operations only; a retrieval token is its own key.
+  // Limits and keys apply to the /downloads and /collections operations only; a retrieval token is its own key.
   // Failed key attempts are limited before the key is checked, and requests after it, so that only
   // a configured key is given a budget of its own.
   const keys = new ApiKeys({ keys: config.apiKeys, adminKeys: config.adminApiKeys, secret: deps.keyHashSecret });
@@ -101,11 +107,15 @@ export function createApp(deps: AppDeps): App {
   const failedKeys = failedKeyAttemptLimit(keys, config.rateLimitPerMinute);
   api.use('/metrics', failedKeys, keys.require);
   api.use(operationsRoutes({ downloads: deps.downloads, files: deps.storage.files, metrics: deps.metrics, ytdlpVersion: deps.ytdlpVersion }));
-  api.use('/downloads', failedKeys, keys.require, requestLimit(keys, config.rateLimitPerMinute));
+  const limit = requestLimit(keys, config.rateLimitPerMinute);
+  api.use('/downloads', failedKeys, keys.require, limit);
+  api.use('/collections', failedKeys, keys.require, limit);
   const bodyParser = [knownBodyEncoding, express.json({ limit: MAX_BODY_BYTES })];
   api.use(...bodyParser);
-  // Only the /downloads operations take a query; the file link ignores any, brackets and all.
-  api.use('/downloads', plainQuery(spec));
+  // Only the /downloads and /collections operations take a query; the file link ignores any, brackets and all.
+  const plain = plainQuery(spec);
+  api.use('/downloads', plain);
+  api.use('/collections', plain);
   const validator = OpenApiValidator.middleware({
     apiSpec: spec as never,
     validateRequests: { allowUnknownQueryParameters: false },
@@ -116,6 +126,7 @@ export function createApp(deps: AppDeps): App {
   });
   api.use(validator);
   api.use(downloadRoutes({ ...deps, keys }));
+  api.use(collectionRoutes({ ...deps, keys }));
   api.use(fileRoutes(serveFile));
 
   app.use(config.basePath || '/', api);

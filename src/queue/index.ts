@@ -10,6 +10,12 @@ import { spareIntlData } from './luxon-defaults.ts';
 export const DOWNLOAD_QUEUE = 'download';
 export type DownloadJob = { download_id: string };
 
+/** Expands a collection (reads its playlist, feed or page) into its children. */
+export const COLLECTION_QUEUE = 'collection';
+export type CollectionJob = { collection_id: string };
+/** Runs of a collection's job before a failure that may pass fails it for good. */
+export const COLLECTION_ATTEMPTS = 3;
+
 export const QUEUE_SCHEMA = 'pgboss';
 /** Where pg-boss keeps the jobs of every queue that is not partitioned, as ours are not. */
 export const JOB_TABLE = `${QUEUE_SCHEMA}.job`;
@@ -60,6 +66,16 @@ export async function startQueue(databaseUrl: string, config: Config, log: Logge
   boss.on('error', (error: Error) => log.error({ err: error }, 'queue error'));
   await boss.start();
   await ensureQueue(boss, DOWNLOAD_QUEUE, downloadQueueSettings(config));
+  await ensureQueue(boss, COLLECTION_QUEUE, {
+    notify: true,
+    retryLimit: COLLECTION_ATTEMPTS - 1,
+    retryDelay: 5,
+    retryBackoff: true,
+    // A worker that dies mid-expansion stops its heartbeats: its job is run again soon after.
+    heartbeatSeconds: 10,
+    // Reading a source is bounded by the fetch's timeouts and yt-dlp's; this only catches the lost.
+    expireInSeconds: 15 * 60,
+  });
   return boss;
 }
 

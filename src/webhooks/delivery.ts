@@ -14,7 +14,8 @@ export type WebhookDelivery = { stop(): Promise<void> };
 const DELIVERIES_AT_ONCE = 8;
 
 /**
- * Consumes the webhook queue in a worker process. Each attempt is recorded on its download; a
+ * Consumes the webhook queue in a worker process. Each attempt is recorded on its download (a
+ * collection's webhook records none: the contract shows no delivery state for it); a
  * failure goes back to pg-boss, which retries it with backoff until the queue's retry limit, so
  * the attempt that reaches the limit is the one that records `failed`.
  */
@@ -25,11 +26,11 @@ export async function startWebhookDelivery(boss: PgBoss, deps: { downloads: Down
     const delivery = await sender.deliver(job.data);
     deps.metrics.webhooks.inc({ result: delivery.ok ? 'delivered' : delivery.final ? 'refused' : 'failed' });
     if (delivery.ok) {
-      await deps.downloads.recordCallback(job.data.download_id, { state: 'delivered', lastError: null });
+      if (job.data.download_id) await deps.downloads.recordCallback(job.data.download_id, { state: 'delivered', lastError: null });
       return { id: job.id, status: 'completed' };
     }
     const last = delivery.final || job.retryCount >= job.retryLimit;
-    await deps.downloads.recordCallback(job.data.download_id, { state: last ? 'failed' : 'pending', lastError: delivery.error });
+    if (job.data.download_id) await deps.downloads.recordCallback(job.data.download_id, { state: last ? 'failed' : 'pending', lastError: delivery.error });
     // `deadletter` ends a job without its remaining retries (there is no dead-letter queue to move it to).
     return { id: job.id, status: delivery.final ? 'deadletter' : 'failed', output: { message: delivery.error } };
   }

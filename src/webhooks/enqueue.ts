@@ -3,11 +3,23 @@ import { fromPrisma, type PgBoss } from 'pg-boss';
 import type { components } from '../../generated/api.ts';
 import type { Download as Row } from '../../generated/prisma/client.ts';
 import type { Config } from '../config/index.ts';
+import { presentCollection } from '../collections/present.ts';
+import type { CollectionEndedHook } from '../collections/repository.ts';
 import { presentDownload } from '../downloads/present.ts';
 import type { EndedHook } from '../downloads/repository.ts';
 import { WEBHOOK_QUEUE, type WebhookJob } from './queue.ts';
 
 type WebhookEvent = components['schemas']['WebhookEvent'];
+type CollectionWebhookEvent = components['schemas']['CollectionWebhookEvent'];
+
+function webhookId(): string {
+  return `msg_${randomUUID().replaceAll('-', '')}`;
+}
+
+/** Where links in a webhook point: where the client created the download or collection, else PUBLIC_BASE_URL. */
+function linkBaseOf(row: { linkBase: string | null }, config: Config): string {
+  return row.linkBase ?? `${config.publicBaseUrl ?? ''}${config.basePath}`;
+}
 
 const EVENT_TYPES: Partial<Record<Row['status'], WebhookEvent['type']>> = {
   completed: 'download.completed',
@@ -25,16 +37,29 @@ export function enqueueWebhooks(boss: PgBoss, config: Config): EndedHook {
     const jobs = rows.flatMap((row) => {
       const type = EVENT_TYPES[row.status];
       if (!row.callbackUrl || !type) return [];
-      // Links point where the client created the download (its origin and BASE_PATH); a row from
-      // before that was recorded falls back to PUBLIC_BASE_URL.
-      const linkBase = row.linkBase ?? `${config.publicBaseUrl ?? ''}${config.basePath}`;
-      const event: WebhookEvent = { type, timestamp: new Date().toISOString(), data: presentDownload(row, linkBase) };
+      const event: WebhookEvent = { type, timestamp: new Date().toISOString(), data: presentDownload(row, linkBaseOf(row, config)) };
       const data: WebhookJob = {
         download_id: row.id,
         url: row.callbackUrl,
-        webhook_id: `msg_${randomUUID().replaceAll('-', '')}`,
+        webhook_id: webhookId(),
         body: JSON.stringify(event),
       };
+      return [{ data }];
+    });
+    if (jobs.length) await boss.insert(WEBHOOK_QUEUE, jobs, { db: fromPrisma(tx) });
+  };
+}
+
+/**
+ * Queues the one `collection.completed` webhook of each ended collection that asked for one, in
+ * the transaction that ends it, as enqueueWebhooks does for downloads.
+ */
+export function enqueueCollectionWebhooks(boss: PgBoss): CollectionEndedHook {
+  return async (ended, tx) => {
+    const jobs = ended.flatMap(({ row, counts }) => {
+      if (!row.callbackUrl) return [];
+      const event: CollectionWebhookEvent = { type: 'collection.completed', timestamp: new Date().toISOString(), data: presentCollection(row, counts) };
+      const data: WebhookJob = { collection_id: row.id, url: row.callbackUrl, webhook_id: webhookId(), body: JSON.stringify(event) };
       return [{ data }];
     });
     if (jobs.length) await boss.insert(WEBHOOK_QUEUE, jobs, { db: fromPrisma(tx) });

@@ -9,7 +9,9 @@ export const WEBHOOK_QUEUE = 'webhook';
 
 /** Everything a delivery needs, fixed when the download ended: every retry sends the same event. */
 export type WebhookJob = {
-  download_id: string;
+  /** The download whose webhook it is, where its delivery is recorded; or the collection's. */
+  download_id?: string;
+  collection_id?: string;
   url: string;
   /** The Standard Webhooks message id a receiver deduplicates on. */
   webhook_id: string;

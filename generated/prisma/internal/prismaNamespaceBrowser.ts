@@ -53,7 +53,8 @@ export const AnyNull = runtime.AnyNull
 export const ModelName = {
   Download: 'Download',
   Transfer: 'Transfer',
-  TransferPart: 'TransferPart'
+  TransferPart: 'TransferPart',
+  Collection: 'Collection'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -116,7 +117,9 @@ export const DownloadScalarFieldEnum = {
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   startedAt: 'startedAt',
-  completedAt: 'completedAt'
+  completedAt: 'completedAt',
+  collectionId: 'collectionId',
+  collectionIndex: 'collectionIndex'
 } as const
 
 export type DownloadScalarFieldEnum = (typeof DownloadScalarFieldEnum)[keyof typeof DownloadScalarFieldEnum]
@@ -145,6 +148,40 @@ export const TransferPartScalarFieldEnum = {
 } as const
 
 export type TransferPartScalarFieldEnum = (typeof TransferPartScalarFieldEnum)[keyof typeof TransferPartScalarFieldEnum]
+
+
+export const CollectionScalarFieldEnum = {
+  id: 'id',
+  owner: 'owner',
+  kind: 'kind',
+  status: 'status',
+  name: 'name',
+  title: 'title',
+  url: 'url',
+  extractor: 'extractor',
+  subscriptionId: 'subscriptionId',
+  truncated: 'truncated',
+  quality: 'quality',
+  mode: 'mode',
+  audioFormat: 'audioFormat',
+  subtitles: 'subtitles',
+  callbackUrl: 'callbackUrl',
+  entryLimit: 'entryLimit',
+  entryPicks: 'entryPicks',
+  linkBase: 'linkBase',
+  idempotencyKey: 'idempotencyKey',
+  requestHash: 'requestHash',
+  releasedThrough: 'releasedThrough',
+  errorCode: 'errorCode',
+  errorMessage: 'errorMessage',
+  errorRetryable: 'errorRetryable',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt',
+  expandedAt: 'expandedAt',
+  finishedAt: 'finishedAt'
+} as const
+
+export type CollectionScalarFieldEnum = (typeof CollectionScalarFieldEnum)[keyof typeof CollectionScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -36,6 +36,7 @@ export type DownloadAvgAggregateOutputType = {
   width: number | null
   height: number | null
   attempts: number | null
+  collectionIndex: number | null
 }
 
 export type DownloadSumAggregateOutputType = {
@@ -48,6 +49,7 @@ export type DownloadSumAggregateOutputType = {
   width: number | null
   height: number | null
   attempts: number | null
+  collectionIndex: number | null
 }
 
 export type DownloadMinAggregateOutputType = {
@@ -93,6 +95,8 @@ export type DownloadMinAggregateOutputType = {
   updatedAt: Date | null
   startedAt: Date | null
   completedAt: Date | null
+  collectionId: string | null
+  collectionIndex: number | null
 }
 
 export type DownloadMaxAggregateOutputType = {
@@ -138,6 +142,8 @@ export type DownloadMaxAggregateOutputType = {
   updatedAt: Date | null
   startedAt: Date | null
   completedAt: Date | null
+  collectionId: string | null
+  collectionIndex: number | null
 }
 
 export type DownloadCountAggregateOutputType = {
@@ -185,6 +191,8 @@ export type DownloadCountAggregateOutputType = {
   updatedAt: number
   startedAt: number
   completedAt: number
+  collectionId: number
+  collectionIndex: number
   _all: number
 }
 
@@ -199,6 +207,7 @@ export type DownloadAvgAggregateInputType = {
   width?: true
   height?: true
   attempts?: true
+  collectionIndex?: true
 }
 
 export type DownloadSumAggregateInputType = {
@@ -211,6 +220,7 @@ export type DownloadSumAggregateInputType = {
   width?: true
   height?: true
   attempts?: true
+  collectionIndex?: true
 }
 
 export type DownloadMinAggregateInputType = {
@@ -256,6 +266,8 @@ export type DownloadMinAggregateInputType = {
   updatedAt?: true
   startedAt?: true
   completedAt?: true
+  collectionId?: true
+  collectionIndex?: true
 }
 
 export type DownloadMaxAggregateInputType = {
@@ -301,6 +313,8 @@ export type DownloadMaxAggregateInputType = {
   updatedAt?: true
   startedAt?: true
   completedAt?: true
+  collectionId?: true
+  collectionIndex?: true
 }
 
 export type DownloadCountAggregateInputType = {
@@ -348,6 +362,8 @@ export type DownloadCountAggregateInputType = {
   updatedAt?: true
   startedAt?: true
   completedAt?: true
+  collectionId?: true
+  collectionIndex?: true
   _all?: true
 }
 
@@ -482,6 +498,8 @@ export type DownloadGroupByOutputType = {
   updatedAt: Date
   startedAt: Date | null
   completedAt: Date | null
+  collectionId: string | null
+  collectionIndex: number | null
   _count: DownloadCountAggregateOutputType | null
   _avg: DownloadAvgAggregateOutputType | null
   _sum: DownloadSumAggregateOutputType | null
@@ -552,6 +570,9 @@ export type DownloadWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"Download"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
   completedAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
+  collectionId?: Prisma.UuidNullableFilter<"Download"> | string | null
+  collectionIndex?: Prisma.IntNullableFilter<"Download"> | number | null
+  collection?: Prisma.XOR<Prisma.CollectionNullableScalarRelationFilter, Prisma.CollectionWhereInput> | null
 }
 
 export type DownloadOrderByWithRelationInput = {
@@ -599,11 +620,15 @@ export type DownloadOrderByWithRelationInput = {
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  collectionId?: Prisma.SortOrderInput | Prisma.SortOrder
+  collectionIndex?: Prisma.SortOrderInput | Prisma.SortOrder
+  collection?: Prisma.CollectionOrderByWithRelationInput
 }
 
 export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   id?: string
   owner_idempotencyKey?: Prisma.DownloadOwnerIdempotencyKeyCompoundUniqueInput
+  collectionId_collectionIndex?: Prisma.DownloadCollectionIdCollectionIndexCompoundUniqueInput
   AND?: Prisma.DownloadWhereInput | Prisma.DownloadWhereInput[]
   OR?: Prisma.DownloadWhereInput[]
   NOT?: Prisma.DownloadWhereInput | Prisma.DownloadWhereInput[]
@@ -650,7 +675,10 @@ export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"Download"> | Date | string
   startedAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
   completedAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
-}, "id" | "owner_idempotencyKey">
+  collectionId?: Prisma.UuidNullableFilter<"Download"> | string | null
+  collectionIndex?: Prisma.IntNullableFilter<"Download"> | number | null
+  collection?: Prisma.XOR<Prisma.CollectionNullableScalarRelationFilter, Prisma.CollectionWhereInput> | null
+}, "id" | "owner_idempotencyKey" | "collectionId_collectionIndex">
 
 export type DownloadOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -697,6 +725,8 @@ export type DownloadOrderByWithAggregationInput = {
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   completedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  collectionId?: Prisma.SortOrderInput | Prisma.SortOrder
+  collectionIndex?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.DownloadCountOrderByAggregateInput
   _avg?: Prisma.DownloadAvgOrderByAggregateInput
   _max?: Prisma.DownloadMaxOrderByAggregateInput
@@ -752,6 +782,8 @@ export type DownloadScalarWhereWithAggregatesInput = {
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Download"> | Date | string
   startedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Download"> | Date | string | null
   completedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Download"> | Date | string | null
+  collectionId?: Prisma.UuidNullableWithAggregatesFilter<"Download"> | string | null
+  collectionIndex?: Prisma.IntNullableWithAggregatesFilter<"Download"> | number | null
 }
 
 export type DownloadCreateInput = {
@@ -799,6 +831,8 @@ export type DownloadCreateInput = {
   updatedAt?: Date | string
   startedAt?: Date | string | null
   completedAt?: Date | string | null
+  collectionIndex?: number | null
+  collection?: Prisma.CollectionCreateNestedOneWithoutChildrenInput
 }
 
 export type DownloadUncheckedCreateInput = {
@@ -846,6 +880,8 @@ export type DownloadUncheckedCreateInput = {
   updatedAt?: Date | string
   startedAt?: Date | string | null
   completedAt?: Date | string | null
+  collectionId?: string | null
+  collectionIndex?: number | null
 }
 
 export type DownloadUpdateInput = {
@@ -893,6 +929,8 @@ export type DownloadUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  collectionIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  collection?: Prisma.CollectionUpdateOneWithoutChildrenNestedInput
 }
 
 export type DownloadUncheckedUpdateInput = {
@@ -940,6 +978,8 @@ export type DownloadUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  collectionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  collectionIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
 }
 
 export type DownloadCreateManyInput = {
@@ -987,6 +1027,8 @@ export type DownloadCreateManyInput = {
   updatedAt?: Date | string
   startedAt?: Date | string | null
   completedAt?: Date | string | null
+  collectionId?: string | null
+  collectionIndex?: number | null
 }
 
 export type DownloadUpdateManyMutationInput = {
@@ -1034,6 +1076,7 @@ export type DownloadUpdateManyMutationInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  collectionIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
 }
 
 export type DownloadUncheckedUpdateManyInput = {
@@ -1081,6 +1124,8 @@ export type DownloadUncheckedUpdateManyInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  collectionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  collectionIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
 }
 
 export type StringNullableListFilter<$PrismaModel = never> = {
@@ -1094,6 +1139,11 @@ export type StringNullableListFilter<$PrismaModel = never> = {
 export type DownloadOwnerIdempotencyKeyCompoundUniqueInput = {
   owner: string
   idempotencyKey: string
+}
+
+export type DownloadCollectionIdCollectionIndexCompoundUniqueInput = {
+  collectionId: string
+  collectionIndex: number
 }
 
 export type DownloadCountOrderByAggregateInput = {
@@ -1141,6 +1191,8 @@ export type DownloadCountOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
+  collectionId?: Prisma.SortOrder
+  collectionIndex?: Prisma.SortOrder
 }
 
 export type DownloadAvgOrderByAggregateInput = {
@@ -1153,6 +1205,7 @@ export type DownloadAvgOrderByAggregateInput = {
   width?: Prisma.SortOrder
   height?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
+  collectionIndex?: Prisma.SortOrder
 }
 
 export type DownloadMaxOrderByAggregateInput = {
@@ -1198,6 +1251,8 @@ export type DownloadMaxOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
+  collectionId?: Prisma.SortOrder
+  collectionIndex?: Prisma.SortOrder
 }
 
 export type DownloadMinOrderByAggregateInput = {
@@ -1243,6 +1298,8 @@ export type DownloadMinOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   startedAt?: Prisma.SortOrder
   completedAt?: Prisma.SortOrder
+  collectionId?: Prisma.SortOrder
+  collectionIndex?: Prisma.SortOrder
 }
 
 export type DownloadSumOrderByAggregateInput = {
@@ -1255,6 +1312,17 @@ export type DownloadSumOrderByAggregateInput = {
   width?: Prisma.SortOrder
   height?: Prisma.SortOrder
   attempts?: Prisma.SortOrder
+  collectionIndex?: Prisma.SortOrder
+}
+
+export type DownloadListRelationFilter = {
+  every?: Prisma.DownloadWhereInput
+  some?: Prisma.DownloadWhereInput
+  none?: Prisma.DownloadWhereInput
+}
+
+export type DownloadOrderByRelationAggregateInput = {
+  _count?: Prisma.SortOrder
 }
 
 export type DownloadCreatesubtitlesInput = {
@@ -1334,6 +1402,414 @@ export type DateTimeFieldUpdateOperationsInput = {
   set?: Date | string
 }
 
+export type DownloadCreateNestedManyWithoutCollectionInput = {
+  create?: Prisma.XOR<Prisma.DownloadCreateWithoutCollectionInput, Prisma.DownloadUncheckedCreateWithoutCollectionInput> | Prisma.DownloadCreateWithoutCollectionInput[] | Prisma.DownloadUncheckedCreateWithoutCollectionInput[]
+  connectOrCreate?: Prisma.DownloadCreateOrConnectWithoutCollectionInput | Prisma.DownloadCreateOrConnectWithoutCollectionInput[]
+  createMany?: Prisma.DownloadCreateManyCollectionInputEnvelope
+  connect?: Prisma.DownloadWhereUniqueInput | Prisma.DownloadWhereUniqueInput[]
+}
+
+export type DownloadUncheckedCreateNestedManyWithoutCollectionInput = {
+  create?: Prisma.XOR<Prisma.DownloadCreateWithoutCollectionInput, Prisma.DownloadUncheckedCreateWithoutCollectionInput> | Prisma.DownloadCreateWithoutCollectionInput[] | Prisma.DownloadUncheckedCreateWithoutCollectionInput[]
+  connectOrCreate?: Prisma.DownloadCreateOrConnectWithoutCollectionInput | Prisma.DownloadCreateOrConnectWithoutCollectionInput[]
+  createMany?: Prisma.DownloadCreateManyCollectionInputEnvelope
+  connect?: Prisma.DownloadWhereUniqueInput | Prisma.DownloadWhereUniqueInput[]
+}
+
+export type DownloadUpdateManyWithoutCollectionNestedInput = {
+  create?: Prisma.XOR<Prisma.DownloadCreateWithoutCollectionInput, Prisma.DownloadUncheckedCreateWithoutCollectionInput> | Prisma.DownloadCreateWithoutCollectionInput[] | Prisma.DownloadUncheckedCreateWithoutCollectionInput[]
+  connectOrCreate?: Prisma.DownloadCreateOrConnectWithoutCollectionInput | Prisma.DownloadCreateOrConnectWithoutCollectionInput[]
+  upsert?: Prisma.DownloadUpsertWithWhereUniqueWithoutCollectionInput | Prisma.DownloadUpsertWithWhereUniqueWithoutCollectionInput[]
+  createMany?: Prisma.DownloadCreateManyCollectionInputEnvelope
+  set?: Prisma.DownloadWhereUniqueInput | Prisma.DownloadWhereUniqueInput[]
+  disconnect?: Prisma.DownloadWhereUniqueInput | Prisma.DownloadWhereUniqueInput[]
+  delete?: Prisma.DownloadWhereUniqueInput | Prisma.DownloadWhereUniqueInput[]
+  connect?: Prisma.DownloadWhereUniqueInput | Prisma.DownloadWhereUniqueInput[]
+  update?: Prisma.DownloadUpdateWithWhereUniqueWithoutCollectionInput | Prisma.DownloadUpdateWithWhereUniqueWithoutCollectionInput[]
+  updateMany?: Prisma.DownloadUpdateManyWithWhereWithoutCollectionInput | Prisma.DownloadUpdateManyWithWhereWithoutCollectionInput[]
+  deleteMany?: Prisma.DownloadScalarWhereInput | Prisma.DownloadScalarWhereInput[]
+}
+
+export type DownloadUncheckedUpdateManyWithoutCollectionNestedInput = {
+  create?: Prisma.XOR<Prisma.DownloadCreateWithoutCollectionInput, Prisma.DownloadUncheckedCreateWithoutCollectionInput> | Prisma.DownloadCreateWithoutCollectionInput[] | Prisma.DownloadUncheckedCreateWithoutCollectionInput[]
+  connectOrCreate?: Prisma.DownloadCreateOrConnectWithoutCollectionInput | Prisma.DownloadCreateOrConnectWithoutCollectionInput[]
+  upsert?: Prisma.DownloadUpsertWithWhereUniqueWithoutCollectionInput | Prisma.DownloadUpsertWithWhereUniqueWithoutCollectionInput[]
+  createMany?: Prisma.DownloadCreateManyCollectionInputEnvelope
+  set?: Prisma.DownloadWhereUniqueInput | Prisma.DownloadWhereUniqueInput[]
+  disconnect?: Prisma.DownloadWhereUniqueInput | Prisma.DownloadWhereUniqueInput[]
+  delete?: Prisma.DownloadWhereUniqueInput | Prisma.DownloadWhereUniqueInput[]
+  connect?: Prisma.DownloadWhereUniqueInput | Prisma.DownloadWhereUniqueInput[]
+  update?: Prisma.DownloadUpdateWithWhereUniqueWithoutCollectionInput | Prisma.DownloadUpdateWithWhereUniqueWithoutCollectionInput[]
+  updateMany?: Prisma.DownloadUpdateManyWithWhereWithoutCollectionInput | Prisma.DownloadUpdateManyWithWhereWithoutCollectionInput[]
+  deleteMany?: Prisma.DownloadScalarWhereInput | Prisma.DownloadScalarWhereInput[]
+}
+
+export type DownloadCreateWithoutCollectionInput = {
+  id: string
+  status?: $Enums.DownloadStatus
+  url: string
+  quality: string
+  requestedFilename?: string | null
+  mode?: string
+  audioFormat?: string | null
+  subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
+  callbackUrl?: string | null
+  callbackState?: $Enums.CallbackState | null
+  callbackAttempts?: number
+  callbackLastError?: string | null
+  linkBase?: string | null
+  owner?: string
+  idempotencyKey?: string | null
+  requestHash: string
+  downloadedBytes?: bigint | number
+  totalBytes?: bigint | number | null
+  speedBytesPerSecond?: number | null
+  fileName?: string | null
+  contentType?: string | null
+  sizeBytes?: bigint | number | null
+  sha256?: string | null
+  durationSeconds?: number | null
+  width?: number | null
+  height?: number | null
+  audioCodec?: string | null
+  videoCodec?: string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  tokenSecret?: string | null
+  sourceValidator?: string | null
+  expiresAt?: Date | string | null
+  sourceKind?: string | null
+  sourceExtractor?: string | null
+  sourceTitle?: string | null
+  errorCode?: string | null
+  errorMessage?: string | null
+  errorRetryable?: boolean | null
+  attempts?: number
+  leaseExpiresAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  startedAt?: Date | string | null
+  completedAt?: Date | string | null
+  collectionIndex?: number | null
+}
+
+export type DownloadUncheckedCreateWithoutCollectionInput = {
+  id: string
+  status?: $Enums.DownloadStatus
+  url: string
+  quality: string
+  requestedFilename?: string | null
+  mode?: string
+  audioFormat?: string | null
+  subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
+  callbackUrl?: string | null
+  callbackState?: $Enums.CallbackState | null
+  callbackAttempts?: number
+  callbackLastError?: string | null
+  linkBase?: string | null
+  owner?: string
+  idempotencyKey?: string | null
+  requestHash: string
+  downloadedBytes?: bigint | number
+  totalBytes?: bigint | number | null
+  speedBytesPerSecond?: number | null
+  fileName?: string | null
+  contentType?: string | null
+  sizeBytes?: bigint | number | null
+  sha256?: string | null
+  durationSeconds?: number | null
+  width?: number | null
+  height?: number | null
+  audioCodec?: string | null
+  videoCodec?: string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  tokenSecret?: string | null
+  sourceValidator?: string | null
+  expiresAt?: Date | string | null
+  sourceKind?: string | null
+  sourceExtractor?: string | null
+  sourceTitle?: string | null
+  errorCode?: string | null
+  errorMessage?: string | null
+  errorRetryable?: boolean | null
+  attempts?: number
+  leaseExpiresAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  startedAt?: Date | string | null
+  completedAt?: Date | string | null
+  collectionIndex?: number | null
+}
+
+export type DownloadCreateOrConnectWithoutCollectionInput = {
+  where: Prisma.DownloadWhereUniqueInput
+  create: Prisma.XOR<Prisma.DownloadCreateWithoutCollectionInput, Prisma.DownloadUncheckedCreateWithoutCollectionInput>
+}
+
+export type DownloadCreateManyCollectionInputEnvelope = {
+  data: Prisma.DownloadCreateManyCollectionInput | Prisma.DownloadCreateManyCollectionInput[]
+  skipDuplicates?: boolean
+}
+
+export type DownloadUpsertWithWhereUniqueWithoutCollectionInput = {
+  where: Prisma.DownloadWhereUniqueInput
+  update: Prisma.XOR<Prisma.DownloadUpdateWithoutCollectionInput, Prisma.DownloadUncheckedUpdateWithoutCollectionInput>
+  create: Prisma.XOR<Prisma.DownloadCreateWithoutCollectionInput, Prisma.DownloadUncheckedCreateWithoutCollectionInput>
+}
+
+export type DownloadUpdateWithWhereUniqueWithoutCollectionInput = {
+  where: Prisma.DownloadWhereUniqueInput
+  data: Prisma.XOR<Prisma.DownloadUpdateWithoutCollectionInput, Prisma.DownloadUncheckedUpdateWithoutCollectionInput>
+}
+
+export type DownloadUpdateManyWithWhereWithoutCollectionInput = {
+  where: Prisma.DownloadScalarWhereInput
+  data: Prisma.XOR<Prisma.DownloadUpdateManyMutationInput, Prisma.DownloadUncheckedUpdateManyWithoutCollectionInput>
+}
+
+export type DownloadScalarWhereInput = {
+  AND?: Prisma.DownloadScalarWhereInput | Prisma.DownloadScalarWhereInput[]
+  OR?: Prisma.DownloadScalarWhereInput[]
+  NOT?: Prisma.DownloadScalarWhereInput | Prisma.DownloadScalarWhereInput[]
+  id?: Prisma.UuidFilter<"Download"> | string
+  status?: Prisma.EnumDownloadStatusFilter<"Download"> | $Enums.DownloadStatus
+  url?: Prisma.StringFilter<"Download"> | string
+  quality?: Prisma.StringFilter<"Download"> | string
+  requestedFilename?: Prisma.StringNullableFilter<"Download"> | string | null
+  mode?: Prisma.StringFilter<"Download"> | string
+  audioFormat?: Prisma.StringNullableFilter<"Download"> | string | null
+  subtitles?: Prisma.StringNullableListFilter<"Download">
+  callbackUrl?: Prisma.StringNullableFilter<"Download"> | string | null
+  callbackState?: Prisma.EnumCallbackStateNullableFilter<"Download"> | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntFilter<"Download"> | number
+  callbackLastError?: Prisma.StringNullableFilter<"Download"> | string | null
+  linkBase?: Prisma.StringNullableFilter<"Download"> | string | null
+  owner?: Prisma.StringFilter<"Download"> | string
+  idempotencyKey?: Prisma.StringNullableFilter<"Download"> | string | null
+  requestHash?: Prisma.StringFilter<"Download"> | string
+  downloadedBytes?: Prisma.BigIntFilter<"Download"> | bigint | number
+  totalBytes?: Prisma.BigIntNullableFilter<"Download"> | bigint | number | null
+  speedBytesPerSecond?: Prisma.FloatNullableFilter<"Download"> | number | null
+  fileName?: Prisma.StringNullableFilter<"Download"> | string | null
+  contentType?: Prisma.StringNullableFilter<"Download"> | string | null
+  sizeBytes?: Prisma.BigIntNullableFilter<"Download"> | bigint | number | null
+  sha256?: Prisma.StringNullableFilter<"Download"> | string | null
+  durationSeconds?: Prisma.FloatNullableFilter<"Download"> | number | null
+  width?: Prisma.IntNullableFilter<"Download"> | number | null
+  height?: Prisma.IntNullableFilter<"Download"> | number | null
+  audioCodec?: Prisma.StringNullableFilter<"Download"> | string | null
+  videoCodec?: Prisma.StringNullableFilter<"Download"> | string | null
+  fileSubtitles?: Prisma.JsonNullableFilter<"Download">
+  tokenSecret?: Prisma.StringNullableFilter<"Download"> | string | null
+  sourceValidator?: Prisma.StringNullableFilter<"Download"> | string | null
+  expiresAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
+  sourceKind?: Prisma.StringNullableFilter<"Download"> | string | null
+  sourceExtractor?: Prisma.StringNullableFilter<"Download"> | string | null
+  sourceTitle?: Prisma.StringNullableFilter<"Download"> | string | null
+  errorCode?: Prisma.StringNullableFilter<"Download"> | string | null
+  errorMessage?: Prisma.StringNullableFilter<"Download"> | string | null
+  errorRetryable?: Prisma.BoolNullableFilter<"Download"> | boolean | null
+  attempts?: Prisma.IntFilter<"Download"> | number
+  leaseExpiresAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
+  createdAt?: Prisma.DateTimeFilter<"Download"> | Date | string
+  updatedAt?: Prisma.DateTimeFilter<"Download"> | Date | string
+  startedAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
+  completedAt?: Prisma.DateTimeNullableFilter<"Download"> | Date | string | null
+  collectionId?: Prisma.UuidNullableFilter<"Download"> | string | null
+  collectionIndex?: Prisma.IntNullableFilter<"Download"> | number | null
+}
+
+export type DownloadCreateManyCollectionInput = {
+  id: string
+  status?: $Enums.DownloadStatus
+  url: string
+  quality: string
+  requestedFilename?: string | null
+  mode?: string
+  audioFormat?: string | null
+  subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
+  callbackUrl?: string | null
+  callbackState?: $Enums.CallbackState | null
+  callbackAttempts?: number
+  callbackLastError?: string | null
+  linkBase?: string | null
+  owner?: string
+  idempotencyKey?: string | null
+  requestHash: string
+  downloadedBytes?: bigint | number
+  totalBytes?: bigint | number | null
+  speedBytesPerSecond?: number | null
+  fileName?: string | null
+  contentType?: string | null
+  sizeBytes?: bigint | number | null
+  sha256?: string | null
+  durationSeconds?: number | null
+  width?: number | null
+  height?: number | null
+  audioCodec?: string | null
+  videoCodec?: string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  tokenSecret?: string | null
+  sourceValidator?: string | null
+  expiresAt?: Date | string | null
+  sourceKind?: string | null
+  sourceExtractor?: string | null
+  sourceTitle?: string | null
+  errorCode?: string | null
+  errorMessage?: string | null
+  errorRetryable?: boolean | null
+  attempts?: number
+  leaseExpiresAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  startedAt?: Date | string | null
+  completedAt?: Date | string | null
+  collectionIndex?: number | null
+}
+
+export type DownloadUpdateWithoutCollectionInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumDownloadStatusFieldUpdateOperationsInput | $Enums.DownloadStatus
+  url?: Prisma.StringFieldUpdateOperationsInput | string
+  quality?: Prisma.StringFieldUpdateOperationsInput | string
+  requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  mode?: Prisma.StringFieldUpdateOperationsInput | string
+  audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
+  callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
+  idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  requestHash?: Prisma.StringFieldUpdateOperationsInput | string
+  downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  totalBytes?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  speedBytesPerSecond?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  fileName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  contentType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sizeBytes?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  sha256?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  durationSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  width?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  height?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  audioCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  videoCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  sourceKind?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceExtractor?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceTitle?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorCode?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
+  attempts?: Prisma.IntFieldUpdateOperationsInput | number
+  leaseExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  collectionIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+}
+
+export type DownloadUncheckedUpdateWithoutCollectionInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumDownloadStatusFieldUpdateOperationsInput | $Enums.DownloadStatus
+  url?: Prisma.StringFieldUpdateOperationsInput | string
+  quality?: Prisma.StringFieldUpdateOperationsInput | string
+  requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  mode?: Prisma.StringFieldUpdateOperationsInput | string
+  audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
+  callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
+  idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  requestHash?: Prisma.StringFieldUpdateOperationsInput | string
+  downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  totalBytes?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  speedBytesPerSecond?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  fileName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  contentType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sizeBytes?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  sha256?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  durationSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  width?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  height?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  audioCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  videoCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  sourceKind?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceExtractor?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceTitle?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorCode?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
+  attempts?: Prisma.IntFieldUpdateOperationsInput | number
+  leaseExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  collectionIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+}
+
+export type DownloadUncheckedUpdateManyWithoutCollectionInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.EnumDownloadStatusFieldUpdateOperationsInput | $Enums.DownloadStatus
+  url?: Prisma.StringFieldUpdateOperationsInput | string
+  quality?: Prisma.StringFieldUpdateOperationsInput | string
+  requestedFilename?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  mode?: Prisma.StringFieldUpdateOperationsInput | string
+  audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
+  callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
+  callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
+  callbackLastError?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
+  idempotencyKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  requestHash?: Prisma.StringFieldUpdateOperationsInput | string
+  downloadedBytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  totalBytes?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  speedBytesPerSecond?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  fileName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  contentType?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sizeBytes?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
+  sha256?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  durationSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  width?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  height?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  audioCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  videoCodec?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  fileSubtitles?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  tokenSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceValidator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  sourceKind?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceExtractor?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceTitle?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorCode?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorMessage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  errorRetryable?: Prisma.NullableBoolFieldUpdateOperationsInput | boolean | null
+  attempts?: Prisma.IntFieldUpdateOperationsInput | number
+  leaseExpiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  completedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  collectionIndex?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+}
+
 
 
 export type DownloadSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1381,6 +1857,9 @@ export type DownloadSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   updatedAt?: boolean
   startedAt?: boolean
   completedAt?: boolean
+  collectionId?: boolean
+  collectionIndex?: boolean
+  collection?: boolean | Prisma.Download$collectionArgs<ExtArgs>
 }, ExtArgs["result"]["download"]>
 
 export type DownloadSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1428,6 +1907,9 @@ export type DownloadSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   updatedAt?: boolean
   startedAt?: boolean
   completedAt?: boolean
+  collectionId?: boolean
+  collectionIndex?: boolean
+  collection?: boolean | Prisma.Download$collectionArgs<ExtArgs>
 }, ExtArgs["result"]["download"]>
 
 export type DownloadSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1475,6 +1957,9 @@ export type DownloadSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   updatedAt?: boolean
   startedAt?: boolean
   completedAt?: boolean
+  collectionId?: boolean
+  collectionIndex?: boolean
+  collection?: boolean | Prisma.Download$collectionArgs<ExtArgs>
 }, ExtArgs["result"]["download"]>
 
 export type DownloadSelectScalar = {
@@ -1522,13 +2007,26 @@ export type DownloadSelectScalar = {
   updatedAt?: boolean
   startedAt?: boolean
   completedAt?: boolean
+  collectionId?: boolean
+  collectionIndex?: boolean
 }
 
-export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "mode" | "audioFormat" | "subtitles" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "owner" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "audioCodec" | "videoCodec" | "fileSubtitles" | "tokenSecret" | "sourceValidator" | "expiresAt" | "sourceKind" | "sourceExtractor" | "sourceTitle" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt", ExtArgs["result"]["download"]>
+export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "mode" | "audioFormat" | "subtitles" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "owner" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "audioCodec" | "videoCodec" | "fileSubtitles" | "tokenSecret" | "sourceValidator" | "expiresAt" | "sourceKind" | "sourceExtractor" | "sourceTitle" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt" | "collectionId" | "collectionIndex", ExtArgs["result"]["download"]>
+export type DownloadInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  collection?: boolean | Prisma.Download$collectionArgs<ExtArgs>
+}
+export type DownloadIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  collection?: boolean | Prisma.Download$collectionArgs<ExtArgs>
+}
+export type DownloadIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  collection?: boolean | Prisma.Download$collectionArgs<ExtArgs>
+}
 
 export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Download"
-  objects: {}
+  objects: {
+    collection: Prisma.$CollectionPayload<ExtArgs> | null
+  }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
     status: $Enums.DownloadStatus
@@ -1574,6 +2072,8 @@ export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     updatedAt: Date
     startedAt: Date | null
     completedAt: Date | null
+    collectionId: string | null
+    collectionIndex: number | null
   }, ExtArgs["result"]["download"]>
   composites: {}
 }
@@ -1968,6 +2468,7 @@ readonly fields: DownloadFieldRefs;
  */
 export interface Prisma__DownloadClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
+  collection<T extends Prisma.Download$collectionArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Download$collectionArgs<ExtArgs>>): Prisma.Prisma__CollectionClient<runtime.Types.Result.GetResult<Prisma.$CollectionPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2041,6 +2542,8 @@ export interface DownloadFieldRefs {
   readonly updatedAt: Prisma.FieldRef<"Download", 'DateTime'>
   readonly startedAt: Prisma.FieldRef<"Download", 'DateTime'>
   readonly completedAt: Prisma.FieldRef<"Download", 'DateTime'>
+  readonly collectionId: Prisma.FieldRef<"Download", 'String'>
+  readonly collectionIndex: Prisma.FieldRef<"Download", 'Int'>
 }
     
 
@@ -2057,6 +2560,10 @@ export type DownloadFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.Inte
    * Omit specific fields from the Download
    */
   omit?: Prisma.DownloadOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadInclude<ExtArgs> | null
   /**
    * Filter, which Download to fetch.
    */
@@ -2076,6 +2583,10 @@ export type DownloadFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensio
    */
   omit?: Prisma.DownloadOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadInclude<ExtArgs> | null
+  /**
    * Filter, which Download to fetch.
    */
   where: Prisma.DownloadWhereUniqueInput
@@ -2093,6 +2604,10 @@ export type DownloadFindFirstArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Omit specific fields from the Download
    */
   omit?: Prisma.DownloadOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadInclude<ExtArgs> | null
   /**
    * Filter, which Download to fetch.
    */
@@ -2142,6 +2657,10 @@ export type DownloadFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extension
    */
   omit?: Prisma.DownloadOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadInclude<ExtArgs> | null
+  /**
    * Filter, which Download to fetch.
    */
   where?: Prisma.DownloadWhereInput
@@ -2189,6 +2708,10 @@ export type DownloadFindManyArgs<ExtArgs extends runtime.Types.Extensions.Intern
    * Omit specific fields from the Download
    */
   omit?: Prisma.DownloadOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadInclude<ExtArgs> | null
   /**
    * Filter, which Downloads to fetch.
    */
@@ -2238,6 +2761,10 @@ export type DownloadCreateArgs<ExtArgs extends runtime.Types.Extensions.Internal
    */
   omit?: Prisma.DownloadOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadInclude<ExtArgs> | null
+  /**
    * The data needed to create a Download.
    */
   data: Prisma.XOR<Prisma.DownloadCreateInput, Prisma.DownloadUncheckedCreateInput>
@@ -2271,6 +2798,10 @@ export type DownloadCreateManyAndReturnArgs<ExtArgs extends runtime.Types.Extens
    */
   data: Prisma.DownloadCreateManyInput | Prisma.DownloadCreateManyInput[]
   skipDuplicates?: boolean
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadIncludeCreateManyAndReturn<ExtArgs> | null
 }
 
 /**
@@ -2285,6 +2816,10 @@ export type DownloadUpdateArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * Omit specific fields from the Download
    */
   omit?: Prisma.DownloadOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadInclude<ExtArgs> | null
   /**
    * The data needed to update a Download.
    */
@@ -2337,6 +2872,10 @@ export type DownloadUpdateManyAndReturnArgs<ExtArgs extends runtime.Types.Extens
    * Limit how many Downloads to update.
    */
   limit?: number
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadIncludeUpdateManyAndReturn<ExtArgs> | null
 }
 
 /**
@@ -2351,6 +2890,10 @@ export type DownloadUpsertArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * Omit specific fields from the Download
    */
   omit?: Prisma.DownloadOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadInclude<ExtArgs> | null
   /**
    * The filter to search for the Download to update in case it exists.
    */
@@ -2378,6 +2921,10 @@ export type DownloadDeleteArgs<ExtArgs extends runtime.Types.Extensions.Internal
    */
   omit?: Prisma.DownloadOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadInclude<ExtArgs> | null
+  /**
    * Filter which Download to delete.
    */
   where: Prisma.DownloadWhereUniqueInput
@@ -2398,6 +2945,25 @@ export type DownloadDeleteManyArgs<ExtArgs extends runtime.Types.Extensions.Inte
 }
 
 /**
+ * Download.collection
+ */
+export type Download$collectionArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Collection
+   */
+  select?: Prisma.CollectionSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Collection
+   */
+  omit?: Prisma.CollectionOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.CollectionInclude<ExtArgs> | null
+  where?: Prisma.CollectionWhereInput
+}
+
+/**
  * Download without action
  */
 export type DownloadDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -2409,4 +2975,8 @@ export type DownloadDefaultArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * Omit specific fields from the Download
    */
   omit?: Prisma.DownloadOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.DownloadInclude<ExtArgs> | null
 }

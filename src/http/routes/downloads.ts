@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import type { Download as Row } from '../../../generated/prisma/client.ts';
 import type { Config } from '../../config/index.ts';
 import type { DownloadStatus } from '../../core/statuses.ts';
@@ -9,11 +9,13 @@ import { confirmFile } from '../../downloads/lost-files.ts';
 import { presentDownload } from '../../downloads/present.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
 import type { EventStreams } from '../../events/event-streams.ts';
+import { downloadEvents } from '../../events/kinds.ts';
 import type { Metrics } from '../../operations/metrics.ts';
 import type { ApiKeys } from '../auth.ts';
 import type { Storage } from '../../storage/index.ts';
 import { HttpProblem } from '../problem.ts';
 import { publicBase } from '../public-base.ts';
+import { refuseWhenStreamsFull, wantsEvents } from '../event-requests.ts';
 import { sendJson, type RequestBody } from '../typed.ts';
 
 type DownloadRoutesDeps = {
@@ -33,11 +35,6 @@ function notFound(id: string): HttpProblem {
   return new HttpProblem(404, `No download with id ${id}.`);
 }
 
-/** Whether the client asked for the event stream rather than the JSON document. */
-function wantsEvents(req: Request): boolean {
-  // Offered with its charset, so that an Accept that names one (text/event-stream;charset=utf-8) matches too.
-  return req.accepts(['application/json', 'text/event-stream; charset=utf-8']) === 'text/event-stream; charset=utf-8';
-}
 
 export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   const router = Router();
@@ -47,11 +44,8 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
     maxActivePerKey: config.maxActiveDownloadsPerKey,
     rules: { allowPrivateAddresses: config.allowPrivateAddresses, webhooks: Boolean(config.webhookSecret) },
   });
-  const refuseWhenFull = () => {
-    if (deps.streams.full) {
-      throw new HttpProblem(503, `This server holds as many event streams as it allows (${deps.streams.max}); try again shortly.`, { 'Retry-After': '5' });
-    }
-  };
+  const refuseWhenFull = () => refuseWhenStreamsFull(deps.streams);
+  const events = downloadEvents(downloads);
 
   router.post('/downloads', async (req, res) => {
     const body = req.body as RequestBody<'/downloads', 'post'>;
@@ -75,9 +69,14 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
 
   router.get('/downloads', async (req, res) => {
     // The validator has checked the query and turned it into numbers and arrays.
-    const query = req.query as { status?: DownloadStatus[]; limit?: number; cursor?: string };
+    const query = req.query as { status?: DownloadStatus[]; limit?: number; cursor?: string; collection_id?: string };
     try {
-      const page = await listDownloads(deps, keys.callerOf(req), { statuses: query.status, limit: query.limit ?? 20, cursor: query.cursor });
+      const page = await listDownloads(deps, keys.callerOf(req), {
+        statuses: query.status,
+        limit: query.limit ?? 20,
+        cursor: query.cursor,
+        collectionId: query.collection_id,
+      });
       const base = publicBase(req, config);
       sendJson(res, ['/downloads', 'get'], 200, { items: page.rows.map((row) => presentDownload(row, base)), next_cursor: page.nextCursor });
     } catch (error) {
@@ -90,18 +89,18 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
 
   router.get('/downloads/:download_uuid', async (req, res) => {
     const id = req.params.download_uuid;
-    const events = wantsEvents(req);
+    const streaming = wantsEvents(req);
     // Checked before the read, so that a full server costs no query.
-    if (events) refuseWhenFull();
+    if (streaming) refuseWhenFull();
     const found = await downloads.findFor(id, keys.callerOf(req));
     if (!found) throw notFound(id);
     const row = await confirmFile(deps, found);
     const base = publicBase(req, config);
-    if (!events) return sendJson(res, ['/downloads/{download_uuid}', 'get'], 200, presentDownload(row, base));
+    if (!streaming) return sendJson(res, ['/downloads/{download_uuid}', 'get'], 200, presentDownload(row, base));
     // Again after the read: requests that arrived together all passed the first check, and only
     // from here to serve() does nothing else run.
     refuseWhenFull();
-    deps.streams.serve(res, { id, lastEventId: req.get('last-event-id'), present: (changed: Row) => presentDownload(changed, base) }, row);
+    deps.streams.serve(res, events, { id, lastEventId: req.get('last-event-id'), present: (changed: Row) => presentDownload(changed, base) }, row);
   });
 
   router.delete('/downloads/:download_uuid', async (req, res) => {
