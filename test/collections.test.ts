@@ -1,6 +1,8 @@
+import { openCollectionStream } from './support/event-stream.ts';
 import { mediaPath, sha256File } from './support/media.ts';
 import { childrenOf, createCollection, getCollection, waitForCollection, type Collection } from './support/collections.ts';
 import { useService } from './support/harness.ts';
+import { waitFor } from './support/waiting.ts';
 
 // Collections through the public API: a batch of URLs and a single video become ordinary
 // downloads, at most COLLECTION_CONCURRENCY of one collection's running at once.
@@ -32,20 +34,94 @@ describe('a batch', () => {
     }
   });
 
-  test('when a collection runs, then no more of its children than COLLECTION_CONCURRENCY are ever running at once', async () => {
-    const urls = [1, 2, 3, 4, 5, 6].map((n) => source.file(`/slow/${n}.mp4`, mediaPath('clip.mp4'), { bytesPerSecond: 400_000 }));
+  test('when a collection runs, then no more of its children than COLLECTION_CONCURRENCY are ever fetched or running at once', async () => {
+    const urls = [1, 2, 3, 4, 5, 6].map((n) => source.file(`/slow/${n}.mp4`, mediaPath('clip.mp4'), { bytesPerSecond: 100_000 }));
     const collection = (await createCollection(app.http, { urls })).body as Collection;
-    let most = 0;
+    let mostRunning = 0;
+    let mostFetched = 0;
     let seen: Collection = collection;
     while (seen.status === 'running') {
-      most = Math.max(most, seen.counts.downloading + seen.counts.processing);
+      mostRunning = Math.max(mostRunning, seen.counts.downloading + seen.counts.processing);
+      // Children whose source is being read right now, by the requests the source has not finished.
+      const fetching = new Set(
+        source.requests.filter((request) => request.path.startsWith('/slow/') && request.outcome === undefined).map((request) => request.path),
+      );
+      mostFetched = Math.max(mostFetched, fetching.size);
       seen = await getCollection(app.http, collection.id);
     }
     expect(seen.status).toBe('completed');
     expect(seen.counts.completed).toBe(6);
-    expect(most).toBeGreaterThan(0);
-    expect(most).toBeLessThanOrEqual(CONCURRENCY);
-    // Every child was fetched, each once.
-    for (const url of urls) expect(source.requestsFor(new URL(url).pathname).length).toBeGreaterThan(0);
+    expect(mostRunning).toBe(CONCURRENCY);
+    expect(mostFetched).toBeGreaterThan(0);
+    expect(mostFetched).toBeLessThanOrEqual(CONCURRENCY);
+  });
+});
+
+describe('a URL', () => {
+  test('when the URL is a single video, then the collection is a playlist of one child that completes', async () => {
+    const url = source.file('/single.mp4', mediaPath('clip.mp4'));
+    const created = await createCollection(app.http, { url, mode: 'mute' });
+    expect(created.status).toBe(202);
+    const collection = created.body as Collection;
+    expect(collection).toMatchObject({ kind: 'playlist', url, status: 'expanding', expanded_at: null });
+    expect(collection.options).toMatchObject({ mode: 'mute', quality: 'best', limit: 500, entries: null });
+    const done = await waitForCollection(app.http, collection.id, ['completed']);
+    expect(done.counts).toMatchObject({ total: 1, completed: 1 });
+    expect(done.expanded_at).not.toBeNull();
+    const [child] = await childrenOf(app.http, collection.id);
+    expect(child).toMatchObject({ url, mode: 'mute', status: 'completed', collection: { id: collection.id, index: 1 } });
+    expect(child!.file?.audio_codec).toBeNull();
+  });
+});
+
+describe('events and cancel', () => {
+  test('when a collection is followed, then a collection event comes as its counts change, and the stream ends after the completed one', async () => {
+    const urls = [1, 2, 3].map((n) => source.file(`/followed/${n}.mp4`, mediaPath('clip.mp4'), { bytesPerSecond: 1_000_000 }));
+    const collection = (await createCollection(app.http, { urls })).body as Collection;
+    const stream = await openCollectionStream(app.service.url, collection.id);
+    expect(stream.status).toBe(200);
+    await stream.ended;
+    const events = stream.events;
+    expect(events.every((event) => event.event === 'collection' && event.collection.id === collection.id)).toBe(true);
+    expect(events.map((event) => Number(event.id))).toEqual(events.map((_, i) => i + 1));
+    const completedCounts = events.map((event) => event.collection.counts.completed);
+    // Counts only go up (changes close together may come as one event), the children's progress
+    // was seen on the way, and the last event is the final state.
+    expect(completedCounts).toEqual([...completedCounts].sort((a, b) => a - b));
+    expect(events.some((event) => event.collection.status === 'running' && event.collection.counts.downloading > 0)).toBe(true);
+    expect(events.slice(0, -1).every((event) => event.collection.status === 'running')).toBe(true);
+    expect(events.at(-1)!.collection).toMatchObject({ status: 'completed', counts: { completed: 3 } });
+  });
+
+  test('when a running collection is deleted, then every child not yet ended is cancelled within seconds with its source connection closed, and completed children keep their files', async () => {
+    const fast = source.file('/cancel/fast.mp4', mediaPath('clip.mp4'));
+    const slow = [1, 2, 3, 4].map((n) => source.file(`/cancel/slow-${n}.mp4`, mediaPath('big.mp4'), { bytesPerSecond: 200_000 }));
+    const collection = (await createCollection(app.http, { urls: [fast, ...slow] })).body as Collection;
+    await waitFor('a slow child to be fetched', () => source.requests.some((request) => request.path.startsWith('/cancel/slow-') && request.bytesSent > 0));
+    await waitFor('the fast child to complete', async () => (await getCollection(app.http, collection.id)).counts.completed === 1);
+
+    const started = Date.now();
+    const deleted = await app.http.request('DELETE', `/collections/${collection.id}`, '/collections/{collection_id}');
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toMatchObject({ status: 'cancelled', counts: { total: 5, completed: 1, cancelled: 4, queued: 0, downloading: 0 } });
+    expect((deleted.body as Collection).finished_at).not.toBeNull();
+    await waitFor(
+      'every slow source connection to close',
+      () => source.requests.filter((request) => request.path.startsWith('/cancel/slow-')).every((request) => request.outcome !== undefined),
+      10_000,
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+
+    const children = await childrenOf(app.http, collection.id);
+    expect(children.map((child) => child.status)).toEqual(['completed', 'cancelled', 'cancelled', 'cancelled', 'cancelled']);
+    const file = await app.http.getFile(children[0]!.download_url!);
+    expect(file.status).toBe(200);
+    // Nothing revives a cancelled child: none of the held ones was ever fetched after the cancel.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(source.requests.filter((request) => request.path.startsWith('/cancel/slow-') && request.receivedAt > started)).toEqual([]);
+
+    const again = await app.http.request('DELETE', `/collections/${collection.id}`, '/collections/{collection_id}');
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(deleted.body);
   });
 });

@@ -9,7 +9,9 @@ import type { CollectionRow } from './repository.ts';
 export type ChildEntry = { index: number; url: string; refused: { code: string; message: string } | null };
 
 /** The template a collection's children are made with, as the create request gave it. */
-export function templateOf(collection: Pick<CollectionRow, 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'callbackUrl'>): Omit<CreateDownloadInput, 'url'> {
+export function templateOf(
+  collection: Pick<CollectionRow, 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'callbackUrl'>,
+): Omit<CreateDownloadInput, 'url'> {
   return {
     quality: parseQuality(collection.quality),
     mode: collection.mode as CreateDownloadInput['mode'],

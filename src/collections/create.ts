@@ -10,10 +10,7 @@ import type { CollectionRepository, CollectionRow, NewCollection } from './repos
 
 export type CreateCollectionInput = components['schemas']['CreateCollection'];
 
-export type CreateResult =
-  | { kind: 'created' | 'replayed'; row: CollectionRow }
-  | { kind: 'key_conflict' }
-  | { kind: 'over_limit'; limit: number };
+export type CreateResult = { kind: 'created' | 'replayed'; row: CollectionRow } | { kind: 'key_conflict' } | { kind: 'over_limit'; limit: number };
 
 /** The body as it will be stored, defaults applied, so that equal requests hash alike. */
 function requestHash(input: CreateCollectionInput, limit: number): string {
@@ -41,9 +38,7 @@ function requestHash(input: CreateCollectionInput, limit: number): string {
 export class CollectionCreator {
   private readonly request: CreateRequestCheck;
 
-  constructor(
-    private readonly deps: { collections: CollectionRepository; maxActivePerKey: number; maxItems: number; rules: CreateRules },
-  ) {
+  constructor(private readonly deps: { collections: CollectionRepository; maxActivePerKey: number; maxItems: number; rules: CreateRules }) {
     this.request = new CreateRequestCheck(deps.rules);
   }
 
@@ -54,7 +49,12 @@ export class CollectionCreator {
     const replay = () => (idempotencyKey ? this.replay(caller.owner, idempotencyKey, data.requestHash) : null);
     const earlier = await replay();
     if (earlier) return earlier;
-    const children = input.urls ? childrenOf(data, unique(input.urls).map((url, i) => ({ index: i + 1, url, refused: null }))) : null;
+    const children = input.urls
+      ? childrenOf(
+          data,
+          unique(input.urls).map((url, i) => ({ index: i + 1, url, refused: null })),
+        )
+      : null;
     const bound = caller.sees === 'own' && this.deps.maxActivePerKey > 0 ? this.deps.maxActivePerKey : undefined;
     try {
       const row = await this.deps.collections.create(data, children, bound);
@@ -70,7 +70,11 @@ export class CollectionCreator {
   /** The rules beyond the schema; returns the number of entries to take. */
   private check(input: CreateCollectionInput): number {
     if ((input.url === undefined) === (input.urls === undefined)) {
-      throw new InvalidDownloadRequest('/body', 'must have exactly one of url and urls', 'Give either url (a playlist, channel, feed or page) or urls (a batch), not both and not neither.');
+      throw new InvalidDownloadRequest(
+        '/body',
+        'must have exactly one of url and urls',
+        'Give either url (a playlist, channel, feed or page) or urls (a batch), not both and not neither.',
+      );
     }
     if (input.url !== undefined) this.request.checkSource(input.url, '/body/url');
     input.urls?.forEach((url, i) => this.request.checkSource(url, `/body/urls/${i}`));
@@ -83,11 +87,19 @@ export class CollectionCreator {
     }
     const limit = input.limit ?? this.deps.maxItems;
     if (limit > this.deps.maxItems) {
-      throw new InvalidDownloadRequest('/body/limit', `must be at most ${this.deps.maxItems}`, `This server takes at most ${this.deps.maxItems} entries from one source (MAX_COLLECTION_ITEMS).`);
+      throw new InvalidDownloadRequest(
+        '/body/limit',
+        `must be at most ${this.deps.maxItems}`,
+        `This server takes at most ${this.deps.maxItems} entries from one source (MAX_COLLECTION_ITEMS).`,
+      );
     }
     const beyond = input.entries?.find((position) => position > limit);
     if (beyond !== undefined) {
-      throw new InvalidDownloadRequest('/body/entries', `must be at most limit (${limit})`, `Entry ${beyond} lies beyond the ${limit} entries taken from the source.`);
+      throw new InvalidDownloadRequest(
+        '/body/entries',
+        `must be at most limit (${limit})`,
+        `Entry ${beyond} lies beyond the ${limit} entries taken from the source.`,
+      );
     }
     this.request.checkTemplate(input);
     return limit;

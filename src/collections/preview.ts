@@ -10,11 +10,19 @@ export type Preview = components['schemas']['CollectionPreview'];
  * InvalidDownloadRequest for a request that cannot be read, and the reading's DownloadError when
  * nothing can be found.
  */
-export async function previewCollection(deps: { list: Lister; rules: CreateRules; maxItems: number }, input: PreviewInput, signal: AbortSignal): Promise<Preview> {
+export async function previewCollection(
+  deps: { list: Lister; rules: CreateRules; maxItems: number },
+  input: PreviewInput,
+  signal: AbortSignal,
+): Promise<Preview> {
   new CreateRequestCheck(deps.rules).checkSource(input.url, '/body/url');
   const limit = input.limit ?? deps.maxItems;
   if (limit > deps.maxItems) {
-    throw new InvalidDownloadRequest('/body/limit', `must be at most ${deps.maxItems}`, `This server takes at most ${deps.maxItems} entries from one source (MAX_COLLECTION_ITEMS).`);
+    throw new InvalidDownloadRequest(
+      '/body/limit',
+      `must be at most ${deps.maxItems}`,
+      `This server takes at most ${deps.maxItems} entries from one source (MAX_COLLECTION_ITEMS).`,
+    );
   }
   const listing = await deps.list(input.url, { limit, signal });
   return {

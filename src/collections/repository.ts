@@ -6,7 +6,7 @@ import { camelRow } from '../db/rows.ts';
 import type { Caller } from '../downloads/caller.ts';
 import { ACTIVE_PER_OWNER, INSERT_DOWNLOADS, LOCK_OWNERS, RELEASE_DOWNLOADS } from '../downloads/create-sql.ts';
 import type { EndedHook, NewChild, Transaction } from '../downloads/repository.ts';
-import { COLLECTION_QUEUE } from '../queue/index.ts';
+import { COLLECTION_QUEUE, JOB_TABLE, LIVE_JOB_STATES } from '../queue/index.ts';
 import { queueJobs } from '../queue/job-sql.ts';
 
 // Every read and write of the collections table, and of downloads as a collection's children.
@@ -117,7 +117,12 @@ export class CollectionRepository {
   }
 
   /** A page of the caller's collections, newest first, after the position given. */
-  list(options: { caller: Caller; statuses: CollectionStatus[] | undefined; limit: number; after: { createdAt: Date; id: string } | undefined }): Promise<Row[]> {
+  list(options: {
+    caller: Caller;
+    statuses: CollectionStatus[] | undefined;
+    limit: number;
+    after: { createdAt: Date; id: string } | undefined;
+  }): Promise<Row[]> {
     const { caller, statuses, limit, after } = options;
     const position = after ? Sql.sql`AND (created_at, id) < (${after.createdAt}, ${after.id}::uuid)` : Sql.empty;
     const status = statuses ? Sql.sql`AND status = ANY(${statuses}::collection_status[])` : Sql.empty;
@@ -134,7 +139,7 @@ export class CollectionRepository {
   async create(data: NewCollection, children: NewChild[] | null, limit: number | undefined): Promise<Row | null> {
     return this.prisma.$transaction(async (tx) => {
       if (limit !== undefined) {
-        await tx.$queryRawUnsafe(LOCK_OWNERS, [data.owner]);
+        await tx.$executeRawUnsafe(LOCK_OWNERS, [data.owner]);
         const [counted] = await tx.$queryRawUnsafe<{ active: number }[]>(
           `WITH bound AS (SELECT $1::text AS owner) SELECT COALESCE((SELECT sum(active) FROM (${ACTIVE_PER_OWNER}) a), 0)::int AS active`,
           data.owner,
@@ -189,6 +194,34 @@ export class CollectionRepository {
       if (rows.length) await this.ended(rows, tx);
       return rows.length > 0;
     });
+  }
+
+  /**
+   * Fails the collections waiting to be expanded whose job pg-boss no longer holds (it gave up, or
+   * the job was deleted): they would wait for ever. Returns how many.
+   */
+  async failExpansionsWithoutJob(error: DownloadError): Promise<number> {
+    return this.prisma.$transaction(async (tx) => {
+      const rows = (
+        await tx.$queryRaw<Record<string, unknown>[]>`
+          UPDATE collections c
+             SET status = 'failed', finished_at = now(), updated_at = now(),
+                 error_code = ${error.code}, error_message = ${error.message}, error_retryable = ${error.retryable}
+           WHERE c.status = 'expanding'
+             AND NOT EXISTS (
+                   SELECT 1 FROM ${Sql.raw(JOB_TABLE)} j
+                    WHERE j.name = ${COLLECTION_QUEUE} AND j.state::text = ANY(${LIVE_JOB_STATES}) AND j.data->>'collection_id' = c.id::text)
+       RETURNING c.*`
+      ).map(toRow);
+      if (rows.length) await this.ended(rows, tx);
+      return rows.length;
+    });
+  }
+
+  /** Cancels whose second half was cut short (the process died between them): finished now. */
+  async finishCutCancels(): Promise<void> {
+    const cut = await this.prisma.collection.findMany({ where: { status: 'cancelled', finishedAt: null }, select: { id: true } });
+    for (const { id } of cut) await this.cancel(id, { owner: '', sees: 'all' });
   }
 
   /**
@@ -263,11 +296,17 @@ export class CollectionRepository {
           SELECT id, collection_index FROM downloads
            WHERE collection_id = ${collection.id}::uuid AND collection_index > ${collection.released_through} AND status = 'queued'
            ORDER BY collection_index LIMIT ${free}`;
-        await tx.$queryRawUnsafe(RELEASE_DOWNLOADS, next.map((child) => child.id));
+        await tx.$queryRawUnsafe(
+          RELEASE_DOWNLOADS,
+          next.map((child) => child.id),
+        );
         await tx.$executeRaw`UPDATE collections SET released_through = ${next.at(-1)!.collection_index}, updated_at = now() WHERE id = ${collection.id}::uuid`;
       }
       if (state!.unfinished === 0) {
-        const ended = await tx.collection.updateManyAndReturn({ where: { id: collection.id, status: 'running' }, data: { status: 'completed', finishedAt: new Date() } });
+        const ended = await tx.collection.updateManyAndReturn({
+          where: { id: collection.id, status: 'running' },
+          data: { status: 'completed', finishedAt: new Date() },
+        });
         if (ended.length) await this.ended(ended, tx);
       }
     }

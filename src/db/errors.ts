@@ -21,7 +21,8 @@ export function unavailableCode(error: unknown): string | undefined {
   return PRISMA_UNAVAILABLE.has(code) || (SOCKET_UNAVAILABLE.has(code) && typeof syscall === 'string') ? code : undefined;
 }
 
-/** Postgres unique_violation, as pg reports it. */
+/** Postgres unique_violation, as pg reports it (23505) or Prisma does (P2002). */
 export function isUniqueViolation(error: unknown): boolean {
-  return coded(error).code === '23505';
+  const { code } = coded(error);
+  return code === '23505' || code === 'P2002';
 }

@@ -74,7 +74,6 @@ ${queueJobs(
 )}
 SELECT * FROM created WHERE (SELECT count(*) FROM woken) >= 0`;
 
-
 /** Gives the downloads of $1 (ids of a collection's held children) their jobs; returns how many. */
 export const RELEASE_DOWNLOADS = `
 WITH ${queueJobs(DOWNLOAD_QUEUE, "jsonb_build_object('download_id', s.id)", '(SELECT unnest($1::uuid[]) AS id) s')}

@@ -1,5 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import { DownloadError } from '../core/errors.ts';
+import type { CollectionRepository } from '../collections/repository.ts';
 import type { DownloadRepository } from '../downloads/repository.ts';
 import { ensureQueue } from '../queue/index.ts';
 import type { Storage } from '../storage/index.ts';
@@ -7,19 +8,27 @@ import type { Storage } from '../storage/index.ts';
 // A pg-boss schedule sweeps every minute (one worker of the cluster takes each run), and every
 // worker sweeps as it starts: files live FILE_TTL_SECONDS, so what is due becomes `expired` (its
 // token then answers 410) and its file goes; a download whose job pg-boss no longer holds would
-// wait for ever, so it fails; and work left by downloads that no longer run goes (a working folder
+// wait for ever, so it fails, as does a collection whose expansion job was lost; a collection's
+// cancel cut short by a crash is finished; and work left by downloads that no longer run goes (a working folder
 // on this machine, an S3 upload of any machine's, which is aborted).
 
 export const EXPIRE_QUEUE = 'expire-downloads';
 
-type RetentionDeps = { downloads: DownloadRepository; storage: Storage };
+type RetentionDeps = { downloads: DownloadRepository; storage: Storage; expand: { collections: CollectionRepository } };
 
 const jobLost = new DownloadError(
   'internal_error',
   'The queue lost the job of this download (it gave up retrying it, or the job was deleted), so the download would never run again; it is not tried again.',
 );
 
+const expansionLost = new DownloadError(
+  'internal_error',
+  'The queue lost the job that reads this collection (it gave up retrying it, or the job was deleted), so it would never be expanded; it is not tried again.',
+);
+
 async function sweep(deps: RetentionDeps): Promise<void> {
+  await deps.expand.collections.failExpansionsWithoutJob(expansionLost);
+  await deps.expand.collections.finishCutCancels();
   const expired = await deps.downloads.expireDue();
   await Promise.all(expired.map((id) => deps.storage.files.remove(id)));
   const lost = await deps.downloads.failWithoutJob(jobLost);

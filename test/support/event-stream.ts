@@ -1,39 +1,36 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Download } from './api.ts';
+import type { Collection } from './collections.ts';
 import { checkResponse } from './openapi.ts';
 
-// A client of GET /downloads/{id} with `Accept: text/event-stream`, as a browser's EventSource
-// would read it: every event's data is checked against the Download schema of openapi.yaml, and
-// the stream's own answer against the operation.
+// A client of GET /downloads/{id} (or /collections/{id}) with `Accept: text/event-stream`, as a
+// browser's EventSource would read it: every event's data is checked against the Download (or
+// Collection) schema of openapi.yaml, and the stream's own answer against the operation.
 
 export type DownloadEvent = { event: string | undefined; id: string | undefined; download: Download };
 
-export type EventStream = {
+export type EventStream<E = DownloadEvent> = {
   status: number;
   headers: IncomingHttpHeaders;
   /** Every event so far, in the order they arrived. */
-  readonly events: readonly DownloadEvent[];
+  readonly events: readonly E[];
   /** Comment lines (keep-alives) so far. */
   readonly comments: number;
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
   /** Resolves once `count` events have arrived (or rejects when the stream ends first, or after `timeoutMs`). */
-  waitForEvents(count: number, timeoutMs?: number): Promise<DownloadEvent[]>;
+  waitForEvents(count: number, timeoutMs?: number): Promise<E[]>;
   close(): void;
 };
 
-function checkEvent(message: EventSourceMessage): DownloadEvent {
-  const download = JSON.parse(message.data) as Download;
-  checkResponse({
-    method: 'GET',
-    pathTemplate: '/downloads/{download_uuid}',
-    status: 200,
-    headers: { 'content-type': 'application/json' },
-    body: download,
-    hasBody: true,
-  });
-  return { event: message.event, id: message.id, download };
+export type CollectionEvent = { event: string | undefined; id: string | undefined; collection: Collection };
+
+/** The event's data, checked against the JSON answer of the operation at `pathTemplate`. */
+function checkData(message: EventSourceMessage, pathTemplate: string): unknown {
+  const data = JSON.parse(message.data) as unknown;
+  checkResponse({ method: 'GET', pathTemplate, status: 200, headers: { 'content-type': 'application/json' }, body: data, hasBody: true });
+  return data;
 }
 
 /**
@@ -41,9 +38,31 @@ function checkEvent(message: EventSourceMessage): DownloadEvent {
  * its status and no events (its body is checked against the spec).
  */
 export function openEventStream(baseUrl: string, id: string, headers: Record<string, string> = {}): Promise<EventStream> {
+  return openStream(`${baseUrl}/downloads/${id}`, '/downloads/{download_uuid}', headers, (message) => ({
+    event: message.event,
+    id: message.id,
+    download: checkData(message, '/downloads/{download_uuid}') as Download,
+  }));
+}
+
+/** The same for collection `id`: its `collection` events, each checked against the Collection schema. */
+export function openCollectionStream(baseUrl: string, id: string, headers: Record<string, string> = {}): Promise<EventStream<CollectionEvent>> {
+  return openStream(`${baseUrl}/collections/${id}`, '/collections/{collection_id}', headers, (message) => ({
+    event: message.event,
+    id: message.id,
+    collection: checkData(message, '/collections/{collection_id}') as Collection,
+  }));
+}
+
+function openStream<E>(
+  url: string,
+  pathTemplate: string,
+  headers: Record<string, string>,
+  toEvent: (message: EventSourceMessage) => E,
+): Promise<EventStream<E>> {
   return new Promise((resolve, reject) => {
-    const request = http.get(`${baseUrl}/downloads/${id}`, { headers: { Accept: 'text/event-stream', ...headers } }, (res) => {
-      const events: DownloadEvent[] = [];
+    const request = http.get(url, { headers: { Accept: 'text/event-stream', ...headers } }, (res) => {
+      const events: E[] = [];
       let comments = 0;
       let failure: Error | undefined;
       const waiters = new Set<() => void>();
@@ -51,7 +70,7 @@ export function openEventStream(baseUrl: string, id: string, headers: Record<str
       const parser = createParser({
         onEvent: (message) => {
           try {
-            events.push(checkEvent(message));
+            events.push(toEvent(message));
           } catch (error) {
             failure ??= error as Error;
           }
@@ -77,7 +96,7 @@ export function openEventStream(baseUrl: string, id: string, headers: Record<str
         void ended.then(() =>
           checkResponse({
             method: 'GET',
-            pathTemplate: '/downloads/{download_uuid}',
+            pathTemplate,
             status: res.statusCode ?? 0,
             headers: res.headers,
             body: text,
@@ -85,7 +104,7 @@ export function openEventStream(baseUrl: string, id: string, headers: Record<str
           }),
         );
       } else {
-        checkResponse({ method: 'GET', pathTemplate: '/downloads/{download_uuid}', status: 200, headers: res.headers, body: '', hasBody: true });
+        checkResponse({ method: 'GET', pathTemplate, status: 200, headers: res.headers, body: '', hasBody: true });
       }
       resolve({
         status: res.statusCode ?? 0,

@@ -35,7 +35,6 @@ function notFound(id: string): HttpProblem {
   return new HttpProblem(404, `No download with id ${id}.`);
 }
 
-
 export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   const router = Router();
   const { downloads, config, keys } = deps;
