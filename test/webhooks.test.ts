@@ -1,17 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
-import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Webhook } from 'standardwebhooks';
-import { parse as parseYaml } from 'yaml';
 import type { components } from '../generated/api.ts';
 import { startService, type Service } from '../src/service.ts';
 import { createHttp, startTestService, type Download, type TestHttp, type TestService } from './support/api.ts';
 import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath } from './support/media.ts';
-import { createSpecChecker } from './support/openapi.ts';
 import { query } from './support/queue.ts';
 import { waitFor, waitForProgress } from './support/waiting.ts';
+import { webhookChecker } from './support/webhook-contract.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from './support/webhook-receiver.ts';
 
 // Webhooks end to end: the real service, a real source, and a receiver on 127.0.0.1 that checks
@@ -37,28 +35,7 @@ function verified(secret: string, delivery: ReceivedWebhook): WebhookEvent {
   return new Webhook(secret).verify(delivery.body, signedHeaders(delivery)) as WebhookEvent;
 }
 
-/**
- * Holds a delivery to openapi.yaml's `webhooks.downloadEnded`: its header parameters and its body,
- * by turning that request into a response the spec checker already knows how to judge.
- */
-const checkDelivery = (() => {
-  type Parameter = { name: string; in: string; required?: boolean; schema?: unknown };
-  const spec = parseYaml(readFileSync(new URL('../openapi.yaml', import.meta.url), 'utf8')) as Record<string, unknown> & {
-    webhooks: { downloadEnded: { post: { parameters: Parameter[]; requestBody: { content: object } } } };
-  };
-  const post = spec.webhooks.downloadEnded.post;
-  const headers = Object.fromEntries(
-    post.parameters
-      .filter((parameter) => parameter.in === 'header')
-      .map((parameter) => [parameter.name, { required: parameter.required, schema: parameter.schema }]),
-  );
-  const check = createSpecChecker({
-    ...spec,
-    paths: { '/callback': { post: { responses: { '200': { description: 'A webhook delivery.', headers, content: post.requestBody.content } } } } },
-  });
-  return (delivery: ReceivedWebhook) =>
-    check({ method: 'POST', pathTemplate: '/callback', status: 200, headers: delivery.headers, body: delivery.body, hasBody: delivery.body.length > 0 });
-})();
+const checkDelivery = webhookChecker('downloadEnded');
 
 async function getDownload(http: TestHttp, id: string): Promise<Download> {
   const res = await http.getDownload(id);
