@@ -388,8 +388,9 @@ export interface webhooks {
         /**
          * A collection ended (sent to its `callback_url`)
          * @description Sent once per collection when it reaches a final status (`completed`, `failed` or
-         *     `cancelled`: `data.status` says which), after the webhooks of its children. Signed and
-         *     retried exactly as `downloadEnded` is.
+         *     `cancelled`: `data.status` says which, and `data.counts` how its children ended). Its
+         *     children's own webhooks are sent apart, each as its download ends, and may arrive after it.
+         *     Signed and retried exactly as `downloadEnded` is.
          */
         post: operations["collectionEnded"];
         delete?: never;
@@ -438,7 +439,7 @@ export interface components {
             limit?: number;
         };
         CollectionPreview: {
-            /** @description The title the source gives (a playlist's, a feed's, a page's). */
+            /** @description The source's own title (a playlist's, a feed's, a page's). */
             title: string | null;
             /** @description How the entries were found (`feed`, `page`, `direct`, or yt-dlp's extractor key). */
             extractor: string | null;
