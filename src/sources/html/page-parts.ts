@@ -1,12 +1,19 @@
 import { metaTag, type MetaTag } from './meta-tags.ts';
 import { walkHtml, type HtmlElement, type HtmlVisitor } from './walk-html.ts';
 
+/**
+ * A `<video>` or `<audio>` element. `urls` are its media URLs as written, in the order they are
+ * tried: its `src`, then the `src` of each `<source>` it holds (at any depth; one inside an
+ * `<audio>` inside a `<video>` is the audio's), in document order.
+ */
+export type MediaElement = { name: 'video' | 'audio'; urls: string[]; title: string | undefined; ariaLabel: string | undefined };
+
 /** What a page says about its media, gathered in one walk of its elements. */
 export type PageParts = {
   /** The `href` of the first `<base>` that has one. */
   baseHref: string | undefined;
-  /** `<video src>` and the `<source src>` inside videos, in document order. */
-  videoUrls: string[];
+  /** The `<video>` and `<audio>` elements, in the document order of their start tags. */
+  mediaElements: MediaElement[];
   metas: MetaTag[];
   /** The text of each `<script type="application/ld+json">`, in document order. */
   jsonLd: string[];
@@ -23,7 +30,9 @@ function isJsonLd(element: HtmlElement): boolean {
 
 /** What the page says, and what `also` (such as videoTrackReader's) reads in the same walk. */
 export function readPageParts(html: string, also?: HtmlVisitor): PageParts {
-  const parts: PageParts = { baseHref: undefined, videoUrls: [], metas: [], jsonLd: [], title: undefined };
+  const parts: PageParts = { baseHref: undefined, mediaElements: [], metas: [], jsonLd: [], title: undefined };
+  // The open media elements, innermost last, with the depth each was opened at.
+  const media: { element: MediaElement; depth: number }[] = [];
   let titleSeen = false;
   let title: Gathering | null = null;
   // Scripts nest only in SVG or MathML content. The outermost block is read, with the text of
@@ -33,9 +42,15 @@ export function readPageParts(html: string, also?: HtmlVisitor): PageParts {
     open(element, ancestors) {
       const { name, attributes } = element;
       if (name === 'base' && parts.baseHref === undefined) parts.baseHref = attributes.get('href');
-      if (name === 'video' || (name === 'source' && ancestors.has('video'))) {
+      if (name === 'video' || name === 'audio') {
         const src = attributes.get('src');
-        if (src !== undefined) parts.videoUrls.push(src);
+        const mediaElement = { name, urls: src === undefined ? [] : [src], title: attributes.get('title'), ariaLabel: attributes.get('aria-label') };
+        parts.mediaElements.push(mediaElement);
+        media.push({ element: mediaElement, depth: element.depth });
+      }
+      if (name === 'source') {
+        const src = attributes.get('src');
+        if (src !== undefined) media.at(-1)?.element.urls.push(src);
       }
       if (name === 'meta') {
         const meta = metaTag(attributes);
@@ -55,6 +70,7 @@ export function readPageParts(html: string, also?: HtmlVisitor): PageParts {
     },
     close(depth) {
       also?.close(depth);
+      if (depth === media.at(-1)?.depth) media.pop();
       if (depth === title?.depth) {
         parts.title = title.pieces.join('');
         title = null;
