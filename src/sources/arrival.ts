@@ -13,5 +13,5 @@ export async function arrive(ctx: Pick<MediaContext, 'http' | 'signal'>, url: st
   const response = requireStatus(await ctx.http.get(url, { signal: ctx.signal }));
   const { head, body } = await peek(response.body, HEAD_BYTES, response.floor);
   const detected = await detectKind({ url: response.url, contentType: response.headers['content-type'] ?? null, head });
-  return { url, response: { ...response, body }, detected };
+  return { url, response: { ...response, body }, detected, head };
 }
