@@ -61,8 +61,12 @@ describe('RSS 2.0', () => {
       '/podcast/feed.xml',
       rss(
         [
-          item('<title>Episode 1</title><guid isPermaLink="false">ep-1</guid><itunes:duration>1830</itunes:duration><enclosure url="ep1.mp3" type="audio/mpeg" length="1"/>'),
-          item('<title><![CDATA[Episode <2> & more]]></title><guid>ep-2</guid><itunes:duration>05:07</itunes:duration><enclosure url="/media/ep2.mp4" type="video/mp4"/>'),
+          item(
+            '<title>Episode 1</title><guid isPermaLink="false">ep-1</guid><itunes:duration>1830</itunes:duration><enclosure url="ep1.mp3" type="audio/mpeg" length="1"/>',
+          ),
+          item(
+            '<title><![CDATA[Episode <2> & more]]></title><guid>ep-2</guid><itunes:duration>05:07</itunes:duration><enclosure url="/media/ep2.mp4" type="video/mp4"/>',
+          ),
           item('<title>A post with a picture only</title><guid>post</guid><enclosure url="pic.jpg" type="image/jpeg"/>'),
           item('<title>Text only</title><guid>text</guid><description>no media</description>'),
           item(

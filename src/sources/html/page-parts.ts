@@ -44,7 +44,12 @@ export function readPageParts(html: string, also?: HtmlVisitor): PageParts {
       if (name === 'base' && parts.baseHref === undefined) parts.baseHref = attributes.get('href');
       if (name === 'video' || name === 'audio') {
         const src = attributes.get('src');
-        const mediaElement: MediaElement = { name, urls: src === undefined ? [] : [src], title: attributes.get('title'), ariaLabel: attributes.get('aria-label') };
+        const mediaElement: MediaElement = {
+          name,
+          urls: src === undefined ? [] : [src],
+          title: attributes.get('title'),
+          ariaLabel: attributes.get('aria-label'),
+        };
         parts.mediaElements.push(mediaElement);
         media.push({ element: mediaElement, depth: element.depth });
       }

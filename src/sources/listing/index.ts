@@ -6,7 +6,7 @@ import { readDocument } from '../document-limits.ts';
 import type { SiteReaderDeps } from '../readers/site.ts';
 import { EntryList, entryUrl, MAX_ENTRY_URL_CHARS, type Listing } from './entries.ts';
 import { readFeed } from './feed.ts';
-import { listPageMedia, pageWithMedia } from './page.ts';
+import { listPageMedia, pageReading } from './page.ts';
 import { listWithSite } from './site.ts';
 
 // The expansion of a collection (DESIGN.md 1i): what a URL holds, as a list of entries that each
@@ -21,8 +21,8 @@ export type ListingDeps = { http: SourceHttp; site: SiteReaderDeps | null };
 
 type Options = { limit: number; signal: AbortSignal };
 
-/** A page read whole, for yt-dlp's turn: whether the page reader would find media in it. */
-type ReadPage = { html: string; pageUrl: string; title: string | undefined };
+/** A page read whole, for yt-dlp's turn. */
+type ReadPage = { html: string; pageUrl: string };
 
 /** At most `limit` entries, in the source's order, each URL once; `truncated` when the source held more. Throws DownloadError (src/core/errors.ts) with the codes downloads use when nothing can be listed. */
 export async function listEntries(deps: ListingDeps, url: string, options: { limit: number; signal: AbortSignal }): Promise<Listing> {
@@ -43,7 +43,7 @@ export async function listEntries(deps: ListingDeps, url: string, options: { lim
       const html = (await readDocument(response, 'page', options.signal)).toString('utf8');
       const { title } = listPageMedia(html, response.url, entries);
       if (entries.size >= 2) return entries.listing(title, 'page');
-      page = { html, pageUrl: response.url, title };
+      page = { html, pageUrl: response.url };
     }
   } finally {
     discard(response);
@@ -57,13 +57,13 @@ export async function listEntries(deps: ListingDeps, url: string, options: { lim
  * find media in it (the download then reads the page itself).
  */
 async function listBeyondPage(deps: ListingDeps, url: string, page: ReadPage | null, options: Options): Promise<Listing> {
-  const own = page && pageWithMedia(page.html, page.pageUrl);
+  const own = page && pageReading(page.html, page.pageUrl);
   let failure: DownloadError | null = null;
   if (deps.site) {
     const entries = new EntryList(options.limit);
     try {
       const found = await listWithSite(deps.site, url, entries, options.limit, options.signal);
-      if (found.kind === 'video') return single(url, found.title ?? own?.title ?? page?.title, found.extractor);
+      if (found.kind === 'video') return single(url, own?.title ?? found.title, found.extractor);
       if (entries.size > 0) return entries.listing(found.title, found.extractor, found.more);
       failure = new DownloadError('unsupported_source', `yt-dlp found a playlist at ${url}, but no entry of it has a web address.`);
     } catch (error) {
@@ -72,7 +72,7 @@ async function listBeyondPage(deps: ListingDeps, url: string, page: ReadPage | n
       failure = error;
     }
   }
-  if (own) return single(url, own.title ?? page?.title, 'page');
+  if (own?.hasMedia) return single(url, own.title, 'page');
   throw (
     failure ??
     new DownloadError(
@@ -85,8 +85,8 @@ async function listBeyondPage(deps: ListingDeps, url: string, page: ReadPage | n
 /** The URL itself as the one entry: a file, a stream, or a page of one video that its download reads. */
 function single(url: string, title: string | null | undefined, extractor: string): Listing {
   const entries = new EntryList(1);
-  const own = entryUrl(url, url);
-  if (own === null) throw new DownloadError('unsupported_source', `The URL is longer than the ${MAX_ENTRY_URL_CHARS} characters an entry may have.`);
-  entries.add({ url: own, title });
+  const address = entryUrl(url, url);
+  if (address === null) throw new DownloadError('unsupported_source', `The URL is longer than the ${MAX_ENTRY_URL_CHARS} characters an entry may have.`);
+  entries.add({ url: address, title });
   return entries.listing(title, extractor);
 }

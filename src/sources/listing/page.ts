@@ -19,8 +19,8 @@ export function listPageMedia(html: string, pageUrl: string, entries: EntryList)
   return { title: parts.title };
 }
 
-/** The page's title as a download of it would be named (og:title, else `<title>`), when the page reader would find media in it; else null. */
-export function pageWithMedia(html: string, pageUrl: string): { title: string | null } | null {
+/** What the page reader makes of the page: its title as a download of it would be named (og:title, else `<title>`), and whether it would find media. */
+export function pageReading(html: string, pageUrl: string): { title: string | null; hasMedia: boolean } {
   const media = findMediaInPage({ html, pageUrl });
-  return media.candidates.length > 0 ? { title: media.title } : null;
+  return { title: media.title, hasMedia: media.candidates.length > 0 };
 }

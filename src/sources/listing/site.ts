@@ -9,7 +9,8 @@ import { entryUrl, type EntryList } from './entries.ts';
 // its output. Every extractor may answer: a site's own for its playlists and channels, the generic
 // one for feeds and pages of embeds.
 
-export type SiteListing = { kind: 'playlist'; title: string | null; extractor: string; more: boolean } | { kind: 'video'; title: string | null; extractor: string };
+export type SiteListing =
+  { kind: 'playlist'; title: string | null; extractor: string; more: boolean } | { kind: 'video'; title: string | null; extractor: string };
 
 /** An entry's own http(s) URL: `url` when it is one, else the page it is on; never an extractor's internal form. */
 function ownUrl(entry: FlatEntry): string | null {

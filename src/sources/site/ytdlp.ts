@@ -162,7 +162,16 @@ export async function extractFlatPlaylist(ytdlp: YtDlp, options: ExtractOptions 
 /** yt-dlp's JSON description of `options.url`, run with `modeArgs`: how much of a playlist it reads. */
 async function runExtraction(ytdlp: YtDlp, modeArgs: string[], options: ExtractOptions): Promise<Buffer> {
   if (!/^https?:\/\//i.test(options.url)) throw new DownloadError('unsupported_source', 'Only http and https URLs are given to yt-dlp.');
-  const args = ['--dump-single-json', ...modeArgs, '--ignore-config', '--no-cache-dir', '--no-download', ...EXTRACTOR_ARGS[options.extractors], '--', options.url];
+  const args = [
+    '--dump-single-json',
+    ...modeArgs,
+    '--ignore-config',
+    '--no-cache-dir',
+    '--no-download',
+    ...EXTRACTOR_ARGS[options.extractors],
+    '--',
+    options.url,
+  ];
   // The proxy is given in the environment rather than with --proxy: so it serves every scheme
   // (an old yt-dlp proxies only http and https with --proxy, and would go to ftp:// directly), and
   // its credential is not on a command line that any local user can read.
