@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -203,6 +203,75 @@ describe('pages', () => {
     await expect(listing).rejects.toThrow('cancelled by the test');
     for (let waited = 0; (await processesWith(marker)).length > 0 && waited < 5000; waited += 50) await sleep(50);
     expect(await processesWith(marker)).toEqual([]);
+  });
+});
+
+describe("yt-dlp's flat playlist, as a stand-in prints it", () => {
+  /** A stand-in yt-dlp that records its arguments beside `json`, which it prints. */
+  async function standIn(json: unknown): Promise<{ deps: ListingDeps; args: () => Promise<string[]> }> {
+    const base = path.join(work, `stand-in-${randomBytes(4).toString('hex')}`);
+    await writeFile(`${base}.json`, JSON.stringify(json));
+    await writeFile(base, `#!/bin/sh\nfor arg in "$@"; do echo "$arg"; done > '${base}.args'\ncat '${base}.json'\n`, { mode: 0o755 });
+    return {
+      deps: { http, site: { ...site, ytdlp: { path: base, version: 'stand-in' } } },
+      args: async () => (await readFile(`${base}.args`, 'utf8')).trim().split('\n'),
+    };
+  }
+
+  test("when yt-dlp lists a playlist, then each entry's own http(s) URL is taken (url, else webpage_url, else original_url), extractors' internal forms and nested playlists skipped, ids, titles and durations cleaned", async () => {
+    const url = source.content('/site/channel.html', page('A channel', '<p>no media of its own</p>'));
+    const { deps: standInDeps, args } = await standIn({
+      _type: 'playlist',
+      extractor_key: 'YoutubeTab',
+      title: 'Channel\u0007 uploads',
+      playlist_count: 4,
+      entries: [
+        { _type: 'url', ie_key: 'Youtube', id: 'aaa', url: 'https://www.example.com/watch?v=aaa', title: 'First', duration: 61.5 },
+        { _type: 'url', id: 'bbb', url: 'youtube:bbb', webpage_url: 'https://www.example.com/watch?v=bbb', title: 'Second\u202e', duration: -1 },
+        { _type: 'url', id: 12345, url: 'internal:12345', original_url: 'http://www.example.com/v/12345' },
+        { _type: 'url', id: 'ccc', url: 'internal:ccc' },
+        { _type: 'playlist', id: 'tab', url: 'https://www.example.com/channel/shorts' },
+        { id: 'ddd', url: 'https://www.example.com/watch?v=aaa', title: 'The first again' },
+        'not an entry',
+        { id: 'eee', url: 'javascript:alert(1)', webpage_url: `https://www.example.com/${'x'.repeat(3000)}` },
+      ],
+    });
+    expect(await list(url, { limit: 3, deps: standInDeps })).toEqual({
+      title: 'Channel uploads',
+      extractor: 'YoutubeTab',
+      truncated: true,
+      entries: [
+        { id: 'aaa', url: 'https://www.example.com/watch?v=aaa', title: 'First', durationSeconds: 61.5 },
+        { id: 'bbb', url: 'https://www.example.com/watch?v=bbb', title: 'Second', durationSeconds: null },
+        { id: '12345', url: 'http://www.example.com/v/12345', title: null, durationSeconds: null },
+      ],
+    });
+    // One more than the limit, every extractor, flat, the URL after --.
+    expect(await args()).toEqual([
+      '--dump-single-json',
+      '--flat-playlist',
+      '--playlist-end',
+      '4',
+      '--ignore-config',
+      '--no-cache-dir',
+      '--no-download',
+      '--',
+      url,
+    ]);
+  });
+
+  test('when yt-dlp lists a playlist of which no entry has a web address, then it is unsupported_source', async () => {
+    const url = source.content('/site/internal.html', page('Internal', '<p>nothing</p>'));
+    const { deps: standInDeps } = await standIn({ _type: 'playlist', extractor_key: 'Odd', entries: [{ _type: 'url', url: 'odd:1' }] });
+    const error = await failure(list(url, { deps: standInDeps }));
+    expect(error.code).toBe('unsupported_source');
+    expect(error.message).toBe(`yt-dlp found a playlist at ${url}, but no entry of it has a web address.`);
+  });
+
+  test("when yt-dlp's answer is no description at all, then it is unsupported_source", async () => {
+    const url = source.content('/site/garbage.html', page('Garbage', '<p>nothing</p>'));
+    const { deps: standInDeps } = await standIn(['not', 'a', 'playlist']);
+    expect((await failure(list(url, { deps: standInDeps }))).code).toBe('unsupported_source');
   });
 });
 
