@@ -103,6 +103,27 @@ describe('a page of several media elements', () => {
   });
 });
 
+describe('pages written to be costly', () => {
+  test('when a page is 8 MiB of distinct videos, then the first ones up to one past the limit are listed, truncated, within the budget', async () => {
+    const videos = Array.from({ length: 340_000 }, (_unused, index) => `<video src=/${index}.mp4>`).join('');
+    expect(videos.length).toBeGreaterThan(7 * 1024 * 1024);
+    const url = serve('/many.html', videos);
+    const started = performance.now();
+    const listing = await list(url, 500);
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(listing.truncated).toBe(true);
+    expect(listing.entries.map((entry) => entry.url)).toEqual(Array.from({ length: 500 }, (_unused, index) => `${origin}/${index}.mp4`));
+  });
+
+  test('when a video holds 8 MiB of unusable <source>s before a usable one, then it has no URL, and the next video is still its own entry', async () => {
+    const junk = '<source src="data:,">'.repeat(380_000);
+    const url = serve('/junk.html', `<video>${junk}<source src="/late.mp4"></video><video src="/b.mp4"></video><video src="/c.mp4"></video>`);
+    const started = performance.now();
+    expect((await list(url)).entries.map((entry) => entry.url)).toEqual([`${origin}/b.mp4`, `${origin}/c.mp4`]);
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+});
+
 describe('one entry: the URL itself', () => {
   test('when the URL is a media file, an HLS playlist or a DASH manifest, then it is the one entry, by how it was told', async () => {
     // An MP4's first box is all its bytes need to show.

@@ -4,15 +4,23 @@ import { walkHtml, type HtmlElement, type HtmlVisitor } from './walk-html.ts';
 /**
  * A `<video>` or `<audio>` element. `urls` are its media URLs as written, in the order they are
  * tried: its `src`, then the `src` of each `<source>` it holds (at any depth; one inside an
- * `<audio>` inside a `<video>` is the audio's), in document order.
+ * `<audio>` inside a `<video>` is the audio's), in document order; the first MAX_URLS_PER_ELEMENT.
  */
 export type MediaElement = { name: 'video' | 'audio'; urls: string[]; title: string | undefined; ariaLabel: string | undefined };
+
+/**
+ * Media elements kept at most, and URLs of each: far more than an honest page has (a collection
+ * takes 500 entries, the page reader tries 5 URLs), and an 8 MiB page of `<video>` tags would
+ * otherwise hold a million of them in memory.
+ */
+const MAX_MEDIA_ELEMENTS = 4096;
+const MAX_URLS_PER_ELEMENT = 64;
 
 /** What a page says about its media, gathered in one walk of its elements. */
 export type PageParts = {
   /** The `href` of the first `<base>` that has one. */
   baseHref: string | undefined;
-  /** The `<video>` and `<audio>` elements, in the document order of their start tags. */
+  /** The `<video>` and `<audio>` elements, in the document order of their start tags; the first MAX_MEDIA_ELEMENTS. */
   mediaElements: MediaElement[];
   metas: MetaTag[];
   /** The text of each `<script type="application/ld+json">`, in document order. */
@@ -50,12 +58,14 @@ export function readPageParts(html: string, also?: HtmlVisitor): PageParts {
           title: attributes.get('title'),
           ariaLabel: attributes.get('aria-label'),
         };
-        parts.mediaElements.push(mediaElement);
+        // One past the bound is still followed, so that its sources are not taken for its parent's.
+        if (parts.mediaElements.length < MAX_MEDIA_ELEMENTS) parts.mediaElements.push(mediaElement);
         media.push({ element: mediaElement, depth: element.depth });
       }
       if (name === 'source') {
         const src = attributes.get('src');
-        if (src !== undefined) media.at(-1)?.element.urls.push(src);
+        const urls = media.at(-1)?.element.urls;
+        if (src !== undefined && urls !== undefined && urls.length < MAX_URLS_PER_ELEMENT) urls.push(src);
       }
       if (name === 'meta') {
         const meta = metaTag(attributes);
