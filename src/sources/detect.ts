@@ -10,6 +10,7 @@ export type ResponseKind = 'direct' | 'hls' | 'dash' | 'page';
 const HLS_TYPES = new Set(['application/vnd.apple.mpegurl', 'application/x-mpegurl', 'audio/mpegurl', 'audio/x-mpegurl']);
 const DASH_TYPES = new Set(['application/dash+xml']);
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+const FEED_TYPES = new Set(['application/rss+xml', 'application/atom+xml']);
 /** Types that say nothing about the body: only the bytes can tell. */
 const UNKNOWN_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream']);
 
@@ -68,4 +69,13 @@ export async function detectKind(input: { url: string; contentType: string | nul
     if (sniffed.mime !== 'application/xml') return null;
   }
   return kindFromDeclaredType(essence(input.contentType), input.url);
+}
+
+/**
+ * Whether a response is an RSS or Atom feed (which only a collection reads): by its root element or
+ * the name its DOCTYPE declares, else by its declared type. Ask `detectKind` first: media bytes win.
+ */
+export function isFeed(input: { contentType: string | null; head: Buffer }): boolean {
+  const markup = firstElement(input.head.toString('utf8'));
+  return /^<(?:!DOCTYPE\s+)?(?:rss|feed|rdf:RDF)[\s>]/i.test(markup) || FEED_TYPES.has(essence(input.contentType));
 }

@@ -9,6 +9,13 @@ const MIB = 1024 * 1024;
 /** Far above any real one (ten hours of one-second segments is about 2 MB of playlist). */
 const MAX_DOCUMENT_BYTES: Record<DocumentKind, number> = { hls: 16 * MIB, dash: 16 * MIB, page: 8 * MIB, ttml: 5 * MIB };
 
+/**
+ * The most of a feed a collection reads. A feed is parsed as it streams and read only until enough
+ * entries are known, so memory does not grow with it; this bounds the time a feed of items without
+ * media can take.
+ */
+export const MAX_FEED_BYTES = 16 * MIB;
+
 function documentLimit(kind: DocumentKind): BodyLimit {
   const maxBytes = MAX_DOCUMENT_BYTES[kind];
   return { maxBytes, tooLarge: (url) => `The ${DOCUMENT_NAMES[kind]} at ${url} is larger than ${maxBytes} bytes.` };

@@ -58,6 +58,8 @@ export type Arrival = {
   response: SourceResponse;
   /** What the answer's bytes, type and URL say it is; null for nothing the built-in readers know. */
   detected: ResponseKind | null;
+  /** The first bytes of the body (about 1 KiB), which are still in it: what told what it is. */
+  head: Buffer;
 };
 
 /**

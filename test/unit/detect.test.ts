@@ -1,4 +1,4 @@
-import { detectKind } from '../../src/sources/detect.ts';
+import { detectKind, isFeed } from '../../src/sources/detect.ts';
 
 // detectKind on what a response's type, path and first bytes say; real media heads, which need
 // ffmpeg and the generated media, are in test/detect.test.ts.
@@ -102,5 +102,32 @@ describe('detectKind', () => {
     test('when the URL cannot be parsed and nothing else is known, then it is null', async () => {
       await expect(detectKind({ url: 'not a url.m3u8', contentType: null, head: none })).resolves.toBeNull();
     });
+  });
+});
+
+describe('isFeed', () => {
+  test.each([
+    ['an RSS root', 'text/xml', '<rss version="2.0"><channel>'],
+    [
+      'an Atom root after a BOM, the XML declaration and a comment',
+      null,
+      `${BOM}<?xml version="1.0"?>\n<!-- made by hand -->\n<feed xmlns="http://www.w3.org/2005/Atom">`,
+    ],
+    ['an RSS 1.0 root', 'application/xml', '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'],
+    ['a DOCTYPE naming rss, whatever follows', 'text/html', '<!DOCTYPE rss [<!ENTITY a "b">]>'],
+    ['nothing yet, declared RSS', 'application/rss+xml; charset=utf-8', ''],
+    ['nothing yet, declared Atom', 'Application/Atom+XML', ''],
+  ])('when the head is %s, then it is a feed', (_head, contentType, body) => {
+    expect(isFeed({ contentType, head: text(body) })).toBe(true);
+  });
+
+  test.each([
+    ['a page', 'text/html', PAGE],
+    ['a DASH manifest', 'application/xml', MANIFEST],
+    ['an XML document of another kind', 'application/xml', '<?xml version="1.0"?><feedback>'],
+    ['an HLS playlist', 'application/vnd.apple.mpegurl', PLAYLIST],
+    ['nothing, of no type', null, ''],
+  ])('when the head is %s, then it is no feed', (_head, contentType, body) => {
+    expect(isFeed({ contentType, head: text(body) })).toBe(false);
   });
 });

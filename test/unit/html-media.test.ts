@@ -355,6 +355,8 @@ describe("walkHtml against htmlparser2's parseDocument", () => {
     '</video>',
     '<source src="/a.mp4">',
     '<VIDEO SRC=Y>',
+    '<audio src=z title="t" aria-label=l>',
+    '</audio>',
     '<svg>',
     '</svg>',
     '<svg/>',
@@ -445,11 +447,15 @@ describe("walkHtml against htmlparser2's parseDocument", () => {
     );
   });
 
-  test('when a page is read for its parts, then its base, video sources, metas, JSON-LD blocks and title are those the DOM shows', () => {
+  test('when a page is read for its parts, then its base, media elements and their sources, metas, JSON-LD blocks and title are those the DOM shows', () => {
     const isJsonLd = (element: DomElement) => element.name === 'script' && element.attribs.type?.trim().toLowerCase() === 'application/ld+json';
     const within = (element: DomElement, test: (ancestor: DomElement) => boolean) => {
       for (let node = element.parent; node; node = node.parent) if ('attribs' in node && test(node)) return true;
       return false;
+    };
+    const nearestMedia = (element: DomElement) => {
+      for (let node = element.parent; node; node = node.parent) if ('attribs' in node && (node.name === 'video' || node.name === 'audio')) return node;
+      return undefined;
     };
     fc.assert(
       fc.property(page, (html) => {
@@ -458,9 +464,12 @@ describe("walkHtml against htmlparser2's parseDocument", () => {
         const title = named('title').find((element) => !within(element, (ancestor) => ancestor.name === 'svg'));
         expect(readPageParts(html)).toEqual({
           baseHref: named('base').find((element) => element.attribs.href !== undefined)?.attribs.href,
-          videoUrls: named('video', 'source')
-            .filter((element) => element.name === 'video' || within(element, (ancestor) => ancestor.name === 'video'))
-            .flatMap((element) => element.attribs.src ?? []),
+          mediaElements: named('video', 'audio').map((media) => ({
+            name: media.name,
+            urls: [media, ...named('source').filter((source) => nearestMedia(source) === media)].flatMap((element) => element.attribs.src ?? []),
+            title: media.attribs.title,
+            ariaLabel: media.attribs['aria-label'],
+          })),
           metas: named('meta').flatMap((element) => metaTag(new Map(Object.entries(element.attribs))) ?? []),
           jsonLd: elements.filter((element) => isJsonLd(element) && !within(element, isJsonLd)).map((element) => textContent(element)),
           title: title && textContent(title),

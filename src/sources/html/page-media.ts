@@ -24,7 +24,7 @@ export type PageMedia = {
 };
 
 /** The page URL, or the page's `<base href>` resolved against it. */
-function baseUrl(href: string | undefined, pageUrl: string): string {
+export function baseUrl(href: string | undefined, pageUrl: string): string {
   return href !== undefined && URL.canParse(href.trim(), pageUrl) ? new URL(href.trim(), pageUrl).href : pageUrl;
 }
 
@@ -38,7 +38,7 @@ const MAX_CANDIDATES = 100;
 const MAX_SUBTITLES = 64;
 
 /** `url` (already trimmed) resolved against `base`, without its fragment; null unless it is http(s) (no blob:, data:, javascript:). */
-function absoluteHttpUrl(url: string, base: string): string | null {
+export function absoluteHttpUrl(url: string, base: string): string | null {
   if (!URL.canParse(url, base)) return null;
   const absolute = new URL(url, base);
   if (absolute.protocol !== 'http:' && absolute.protocol !== 'https:') return null;
@@ -88,7 +88,7 @@ export function findMediaInPage(input: { html: string; pageUrl: string }): PageM
   const trackReader = videoTrackReader();
   const page = readPageParts(input.html, trackReader.visitor);
   const found = [
-    ...page.videoUrls,
+    ...page.mediaElements.flatMap((element) => (element.name === 'video' ? element.urls : [])),
     ...openGraphVideoUrls(page.metas),
     ...metaContents(page.metas, 'twitter:player:stream'),
     ...videoObjectUrls(page.jsonLd),

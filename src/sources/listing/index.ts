@@ -1,11 +1,92 @@
-import type { SourceHttp } from '../../net/guarded-client.ts';
+import { DownloadError } from '../../core/errors.ts';
+import { discard, transportError, type SourceHttp } from '../../net/guarded-client.ts';
+import { arrive } from '../arrival.ts';
+import { isFeed } from '../detect.ts';
+import { readDocument } from '../document-limits.ts';
 import type { SiteReaderDeps } from '../readers/site.ts';
+import { EntryList, entryUrl, MAX_ENTRY_URL_CHARS, type Listing } from './entries.ts';
+import { readFeed } from './feed.ts';
+import { listPageMedia, pageReading } from './page.ts';
+import { listWithSite } from './site.ts';
 
-// PLACEHOLDER until the listing engine lands: one entry, the URL itself.
-export type ListedEntry = { id: string | null; url: string; title: string | null; durationSeconds: number | null };
-export type Listing = { title: string | null; extractor: string; entries: ListedEntry[]; truncated: boolean };
+// The expansion of a collection (DESIGN.md 1i): what a URL holds, as a list of entries that each
+// become an ordinary download. The URL is asked for once, as a download's is; what answers decides
+// how it is listed: a media file or a stream is one entry, a feed its items with media, a page its
+// several media elements, and anything else (a page of fewer than two) is yt-dlp's to list.
+
+export type { ListedEntry, Listing } from './entries.ts';
+
+/** `site`: null when there is no yt-dlp, or YTDLP=off. */
 export type ListingDeps = { http: SourceHttp; site: SiteReaderDeps | null };
 
-export async function listEntries(_deps: ListingDeps, url: string, _options: { limit: number; signal: AbortSignal }): Promise<Listing> {
-  return { title: null, extractor: 'direct', entries: [{ id: null, url, title: null, durationSeconds: null }], truncated: false };
+type Options = { limit: number; signal: AbortSignal };
+
+/** A page read whole, for yt-dlp's turn. */
+type ReadPage = { html: string; pageUrl: string };
+
+/** At most `limit` entries, in the source's order, each URL once; `truncated` when the source held more. Throws DownloadError (src/core/errors.ts) with the codes downloads use when nothing can be listed. */
+export async function listEntries(deps: ListingDeps, url: string, options: { limit: number; signal: AbortSignal }): Promise<Listing> {
+  const entries = new EntryList(options.limit);
+  // A failure while its first KiB arrives is a transport failure as any other, or the cancel.
+  const arrival = await arrive({ http: deps.http, signal: options.signal }, url).catch((error: unknown) => {
+    throw transportError(error, options.signal);
+  });
+  const { response, detected } = arrival;
+  let page: ReadPage | null = null;
+  try {
+    if (detected === 'direct' || detected === 'hls' || detected === 'dash') return single(url, null, detected);
+    if (isFeed({ contentType: response.headers['content-type'] ?? null, head: arrival.head })) {
+      const feed = await readFeed(response, entries, options.signal);
+      return entries.listing(feed.title, 'feed', feed.more);
+    }
+    if (detected === 'page') {
+      const html = (await readDocument(response, 'page', options.signal)).toString('utf8');
+      const { title } = listPageMedia(html, response.url, entries);
+      if (entries.size >= 2) return entries.listing(title, 'page');
+      page = { html, pageUrl: response.url };
+    }
+  } finally {
+    discard(response);
+  }
+  return listBeyondPage(deps, url, page, options);
+}
+
+/**
+ * A page of fewer than two media elements, or an answer the service cannot read itself: yt-dlp's
+ * playlist, else the URL as one entry when yt-dlp finds one video there or the page reader would
+ * find media in it (the download then reads the page itself).
+ */
+async function listBeyondPage(deps: ListingDeps, url: string, page: ReadPage | null, options: Options): Promise<Listing> {
+  const own = page && pageReading(page.html, page.pageUrl);
+  let failure: DownloadError | null = null;
+  if (deps.site) {
+    const entries = new EntryList(options.limit);
+    try {
+      const found = await listWithSite(deps.site, url, entries, options.limit, options.signal);
+      if (found.kind === 'video') return single(url, own?.title ?? found.title, found.extractor);
+      if (entries.size > 0) return entries.listing(found.title, found.extractor, found.more);
+      failure = new DownloadError('unsupported_source', `yt-dlp found a playlist at ${url}, but no entry of it has a web address.`);
+    } catch (error) {
+      // The page's own media still make it one download; anything else (a cancel, a shutdown) ends here.
+      if (options.signal.aborted || !(error instanceof DownloadError)) throw error;
+      failure = error;
+    }
+  }
+  if (own?.hasMedia) return single(url, own.title, 'page');
+  throw (
+    failure ??
+    new DownloadError(
+      'unsupported_source',
+      `No video or audio was found at ${url}. If it is a video site's page, installing yt-dlp on the server enables extraction from sites.`,
+    )
+  );
+}
+
+/** The URL itself as the one entry: a file, a stream, or a page of one video that its download reads. */
+function single(url: string, title: string | null | undefined, extractor: string): Listing {
+  const entries = new EntryList(1);
+  const address = entryUrl(url, url);
+  if (address === null) throw new DownloadError('unsupported_source', `The URL is longer than the ${MAX_ENTRY_URL_CHARS} characters an entry may have.`);
+  entries.add({ url: address, title });
+  return entries.listing(title, extractor);
 }

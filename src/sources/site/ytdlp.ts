@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { DownloadError, type ErrorCode } from '../../core/errors.ts';
 import { findExecutable, isExecutable } from '../../core/executables.ts';
 import { oneLine, withoutControls } from '../../core/text.ts';
+import { flatListingOf, type FlatListing } from './flat-playlist.ts';
 
 // Running yt-dlp, confined. It only extracts (`--dump-single-json --no-download`); the service
 // fetches what it finds with its own fetchers. Each run gets no shell, a clean environment with a
@@ -141,13 +142,29 @@ const EXTRACTOR_ARGS: Record<ExtractorChoice, string[]> = {
 
 /** What yt-dlp finds at `options.url`; rejects with a DownloadError, or with the signal's reason when aborted. */
 export async function extract(ytdlp: YtDlp, options: ExtractOptions): Promise<SiteInfo> {
-  if (!/^https?:\/\//i.test(options.url)) throw new DownloadError('unsupported_source', 'Only http and https URLs are given to yt-dlp.');
   const args = [
-    '--dump-single-json',
     '--no-playlist',
     // A feed or a page of embeds is a playlist even so; only its first entry is looked into, not thousands.
     '--playlist-items',
     '1',
+  ];
+  return siteInfoOf(describe(await runExtraction(ytdlp, args, options)));
+}
+
+/**
+ * The entries of the playlist (a channel, a feed, a page of embeds) at `options.url` as yt-dlp lists
+ * them without looking into each (`--flat-playlist`), at most `maxEntries`; or the one video there.
+ */
+export async function extractFlatPlaylist(ytdlp: YtDlp, options: ExtractOptions & { maxEntries: number }): Promise<FlatListing> {
+  return flatListingOf(describe(await runExtraction(ytdlp, ['--flat-playlist', '--playlist-end', String(options.maxEntries)], options)));
+}
+
+/** yt-dlp's JSON description of `options.url`, run with `modeArgs`: how much of a playlist it reads. */
+async function runExtraction(ytdlp: YtDlp, modeArgs: string[], options: ExtractOptions): Promise<Buffer> {
+  if (!/^https?:\/\//i.test(options.url)) throw new DownloadError('unsupported_source', 'Only http and https URLs are given to yt-dlp.');
+  const args = [
+    '--dump-single-json',
+    ...modeArgs,
     '--ignore-config',
     '--no-cache-dir',
     '--no-download',
@@ -171,17 +188,15 @@ export async function extract(ytdlp: YtDlp, options: ExtractOptions): Promise<Si
     env: proxies,
   });
   if (run.exitCode !== 0) throw failure(run.stderr, options);
-  return readInfo(run.stdout);
+  return run.stdout;
 }
 
-function readInfo(stdout: Buffer): SiteInfo {
-  let json: unknown;
+function describe(stdout: Buffer): unknown {
   try {
-    json = JSON.parse(stdout.toString('utf8'));
+    return JSON.parse(stdout.toString('utf8'));
   } catch {
     throw new DownloadError('unsupported_source', 'yt-dlp did not answer with a description of the page.');
   }
-  return siteInfoOf(json);
 }
 
 /** yt-dlp's JSON as the service reads it: one video, with something to fetch, not live. */
