@@ -97,11 +97,17 @@ describe('events and cancel', () => {
     const fast = source.file('/cancel/fast.mp4', mediaPath('clip.mp4'));
     const slow = [1, 2, 3, 4].map((n) => source.file(`/cancel/slow-${n}.mp4`, mediaPath('big.mp4'), { bytesPerSecond: 200_000 }));
     const collection = (await createCollection(app.http, { urls: [fast, ...slow] })).body as Collection;
-    await waitFor('a slow child to be fetched', () => source.requests.some((request) => request.path.startsWith('/cancel/slow-') && request.bytesSent > 0));
     await waitFor('the fast child to complete', async () => (await getCollection(app.http, collection.id)).counts.completed === 1);
+    await waitFor(
+      'two slow children to be fetched',
+      () =>
+        new Set(source.requests.filter((request) => request.path.startsWith('/cancel/slow-') && request.bytesSent > 0).map((request) => request.path)).size ===
+        2,
+    );
 
     const started = Date.now();
     const deleted = await app.http.request('DELETE', `/collections/${collection.id}`, '/collections/{collection_id}');
+    const answered = Date.now();
     expect(deleted.status).toBe(200);
     expect(deleted.body).toMatchObject({ status: 'cancelled', counts: { total: 5, completed: 1, cancelled: 4, queued: 0, downloading: 0 } });
     expect((deleted.body as Collection).finished_at).not.toBeNull();
@@ -118,7 +124,7 @@ describe('events and cancel', () => {
     expect(file.status).toBe(200);
     // Nothing revives a cancelled child: none of the held ones was ever fetched after the cancel.
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(source.requests.filter((request) => request.path.startsWith('/cancel/slow-') && request.receivedAt > started)).toEqual([]);
+    expect(source.requests.filter((request) => request.path.startsWith('/cancel/slow-') && request.receivedAt > answered)).toEqual([]);
 
     const again = await app.http.request('DELETE', `/collections/${collection.id}`, '/collections/{collection_id}');
     expect(again.status).toBe(200);
