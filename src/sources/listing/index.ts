@@ -3,8 +3,8 @@ import { discard, transportError, type SourceHttp } from '../../net/guarded-clie
 import { arrive } from '../arrival.ts';
 import { isFeed } from '../detect.ts';
 import { readDocument } from '../document-limits.ts';
-import type { DocumentSandbox } from '../sandbox/document-sandbox.ts';
 import type { SiteReaderDeps } from '../readers/site.ts';
+import type { DocumentSandbox } from '../sandbox/document-sandbox.ts';
 import { EntryList, entryUrl, MAX_ENTRY_URL_CHARS, type Listing } from './entries.ts';
 import { readFeed } from './feed.ts';
 import type { PageReading } from './page.ts';

@@ -16,6 +16,7 @@ export type PageReading = { title: string | null; hasMedia: boolean };
  */
 export type ListedPage = { title: string | null; entries: ListedEntry[]; reading: PageReading | null };
 
+/** `limit`: the collection's; the sandbox's page request calls this when it is given one. */
 export function listPage(html: string, pageUrl: string, limit: number): ListedPage {
   const parts = readPageParts(html);
   const base = baseUrl(parts.baseHref, pageUrl);
