@@ -126,8 +126,6 @@ describe('pages written to be costly', () => {
     const nested = Array.from({ length: 55_000 }, (_unused, index) => element(index)).join('');
     expect(nested.length).toBeGreaterThan(7 * 1024 * 1024);
     const url = serve('/nested.html', nested);
-    // The sandbox's thread is started once and kept, as the service keeps it: this measures the page, not the start.
-    await list(serve('/warm.html', page('Warm', '<video src=a.mp4></video><video src=b.mp4></video>')));
     const probe = worstLoopStall();
     const listing = await list(url, 500);
     // The probe's timer turns once more, to see a stall that ended just as the listing did.
@@ -135,7 +133,8 @@ describe('pages written to be costly', () => {
     const worstMs = probe.stop();
     expect(listing).toMatchObject({ truncated: true, entries: { length: 500 } });
     expect(listing.entries[499]).toEqual({ id: null, url: `${origin}/499.mp4`, title: 't'.repeat(40), durationSeconds: null });
-    // Parsing this page on the main thread stalled it for about 380 ms of its own CPU time.
+    // Parsing this page on the main thread stalled it for about 380 ms of its own CPU time; in the
+    // sandbox, a thread started for it or not, the worst was under 20 ms.
     expect(worstMs).toBeLessThan(100);
   });
 
