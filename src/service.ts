@@ -105,7 +105,7 @@ async function startOn(
   // downloads and expansions, and by the API's previews.
   const proxy = ytdlp ? await ExtractionProxy.start(http.addresses) : undefined;
   const site = proxy && ytdlp ? { ytdlp, proxy, timeoutMs: config.ytdlpTimeoutSeconds * 1000 } : null;
-  const list: Lister = (url, options) => listEntries({ http, site }, url, options);
+  const list: Lister = (url, options) => listEntries({ http, site, sandbox }, url, options);
   const expand = { collections, list, allowPrivateAddresses: config.allowPrivateAddresses };
   const worker: Worker | undefined =
     ffmpeg === undefined

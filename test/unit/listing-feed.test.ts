@@ -4,6 +4,7 @@ import { DownloadError } from '../../src/core/errors.ts';
 import { MAX_FEED_BYTES } from '../../src/sources/document-limits.ts';
 import { durationOf } from '../../src/sources/listing/feed-duration.ts';
 import { listEntries, type Listing } from '../../src/sources/listing/index.ts';
+import { DocumentSandbox } from '../../src/sources/sandbox/document-sandbox.ts';
 import { testSourceHttp } from '../support/source-http.ts';
 
 // Feeds listed as a collection's entries, served by a server of this file on 127.0.0.1: RSS 2.0 and
@@ -26,11 +27,14 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  await sandbox.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
 
 const sourceHttp = testSourceHttp();
+// Feeds are read on this thread; a page this file serves is parsed in the sandbox.
+const sandbox = new DocumentSandbox();
 
 /** Serves `body` at `path` with `type`; its URL. */
 function serve(path: string, body: string | Buffer, type = 'application/rss+xml'): string {
@@ -39,7 +43,7 @@ function serve(path: string, body: string | Buffer, type = 'application/rss+xml'
 }
 
 function list(url: string, limit = 100, signal = new AbortController().signal): Promise<Listing> {
-  return listEntries({ http: sourceHttp, site: null }, url, { limit, signal });
+  return listEntries({ http: sourceHttp, site: null, sandbox }, url, { limit, signal });
 }
 
 async function failure(promise: Promise<unknown>): Promise<DownloadError> {

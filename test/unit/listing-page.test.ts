@@ -1,8 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DownloadError } from '../../src/core/errors.ts';
 import { SourceHttp } from '../../src/net/guarded-client.ts';
 import { listEntries, type Listing } from '../../src/sources/listing/index.ts';
+import { DocumentSandbox } from '../../src/sources/sandbox/document-sandbox.ts';
+import { worstLoopStall } from '../support/loop-stalls.ts';
 import { testSourceHttp } from '../support/source-http.ts';
 
 // Pages, and the answers that are not feeds, listed without yt-dlp by a server of this file on
@@ -10,6 +13,7 @@ import { testSourceHttp } from '../support/source-http.ts';
 // stream or a page of one video, and the failures a download's fetch would have.
 
 let origin = '';
+const sandbox = new DocumentSandbox();
 const pages = new Map<string, { body: string | Buffer; type: string }>();
 const server = http.createServer((request, response) => {
   const path = new URL(request.url ?? '/', 'http://x').pathname;
@@ -24,6 +28,7 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  await sandbox.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
@@ -34,7 +39,7 @@ function serve(path: string, body: string | Buffer, type = 'text/html; charset=u
 }
 
 function list(url: string, limit = 100, http: SourceHttp = testSourceHttp()): Promise<Listing> {
-  return listEntries({ http, site: null }, url, { limit, signal: new AbortController().signal });
+  return listEntries({ http, site: null, sandbox }, url, { limit, signal: new AbortController().signal });
 }
 
 async function failure(promise: Promise<unknown>): Promise<DownloadError> {
@@ -113,6 +118,24 @@ describe('pages written to be costly', () => {
     expect(performance.now() - started).toBeLessThan(3000);
     expect(listing.truncated).toBe(true);
     expect(listing.entries.map((entry) => entry.url)).toEqual(Array.from({ length: 500 }, (_unused, index) => `${origin}/${index}.mp4`));
+  });
+
+  test("when a page is 8 MiB of nested media elements with long attributes, then it is parsed off the main thread: the event loop's worst stall stays far under what parsing it costs", async () => {
+    // Elements nested ever deeper, each with attributes to read: what costs the parser most per byte.
+    const element = (index: number) => `<video src=/${index}.mp4 title="${'t'.repeat(40)}" aria-label="${'a'.repeat(40)}"><div class=x data-n=${index}>`;
+    const nested = Array.from({ length: 55_000 }, (_unused, index) => element(index)).join('');
+    expect(nested.length).toBeGreaterThan(7 * 1024 * 1024);
+    const url = serve('/nested.html', nested);
+    const probe = worstLoopStall();
+    const listing = await list(url, 500);
+    // The probe's timer turns once more, to see a stall that ended just as the listing did.
+    await sleep(20);
+    const worstMs = probe.stop();
+    expect(listing).toMatchObject({ truncated: true, entries: { length: 500 } });
+    expect(listing.entries[499]).toEqual({ id: null, url: `${origin}/499.mp4`, title: 't'.repeat(40), durationSeconds: null });
+    // Parsing this page on the main thread stalled it for about 380 ms of its own CPU time; in the
+    // sandbox, a thread started for it or not, the worst was under 20 ms.
+    expect(worstMs).toBeLessThan(100);
   });
 
   test('when a video holds 8 MiB of unusable <source>s before a usable one, then it has no URL, and the next video is still its own entry', async () => {

@@ -55,9 +55,14 @@ export class EntryList {
     this.byUrl.set(entry.url, { id: entryText(entry.id), url: entry.url, title: entryText(entry.title), durationSeconds: seconds(entry.durationSeconds) });
   }
 
+  /** Every entry kept, one past the limit at most: a list made in the sandbox's thread crosses as these. */
+  all(): ListedEntry[] {
+    return [...this.byUrl.values()];
+  }
+
   /** The listing: the first `limit` entries; truncated when more were known, or when `more` says the source held more than was read. */
   listing(title: string | null | undefined, extractor: string, more = false): Listing {
-    const entries = [...this.byUrl.values()];
+    const entries = this.all();
     return { title: entryText(title), extractor, entries: entries.slice(0, this.limit), truncated: more || entries.length > this.limit };
   }
 }

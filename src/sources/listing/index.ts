@@ -4,9 +4,10 @@ import { arrive } from '../arrival.ts';
 import { isFeed } from '../detect.ts';
 import { readDocument } from '../document-limits.ts';
 import type { SiteReaderDeps } from '../readers/site.ts';
+import type { DocumentSandbox } from '../sandbox/document-sandbox.ts';
 import { EntryList, entryUrl, MAX_ENTRY_URL_CHARS, type Listing } from './entries.ts';
 import { readFeed } from './feed.ts';
-import { listPageMedia, pageReading } from './page.ts';
+import type { PageReading } from './page.ts';
 import { listWithSite } from './site.ts';
 
 // The expansion of a collection (DESIGN.md 1i): what a URL holds, as a list of entries that each
@@ -16,13 +17,10 @@ import { listWithSite } from './site.ts';
 
 export type { ListedEntry, Listing } from './entries.ts';
 
-/** `site`: null when there is no yt-dlp, or YTDLP=off. */
-export type ListingDeps = { http: SourceHttp; site: SiteReaderDeps | null };
+/** `site`: null when there is no yt-dlp, or YTDLP=off. `sandbox`: where pages are parsed, off the thread that serves the API. */
+export type ListingDeps = { http: SourceHttp; site: SiteReaderDeps | null; sandbox: DocumentSandbox };
 
 type Options = { limit: number; signal: AbortSignal };
-
-/** A page read whole, for yt-dlp's turn. */
-type ReadPage = { html: string; pageUrl: string };
 
 /** At most `limit` entries, in the source's order, each URL once; `truncated` when the source held more. Throws DownloadError (src/core/errors.ts) with the codes downloads use when nothing can be listed. */
 export async function listEntries(deps: ListingDeps, url: string, options: { limit: number; signal: AbortSignal }): Promise<Listing> {
@@ -32,7 +30,7 @@ export async function listEntries(deps: ListingDeps, url: string, options: { lim
     throw transportError(error, options.signal);
   });
   const { response, detected } = arrival;
-  let page: ReadPage | null = null;
+  let page: PageReading | null = null;
   try {
     if (detected === 'direct' || detected === 'hls' || detected === 'dash') return single(url, null, detected);
     if (isFeed({ contentType: response.headers['content-type'] ?? null, head: arrival.head })) {
@@ -40,10 +38,14 @@ export async function listEntries(deps: ListingDeps, url: string, options: { lim
       return entries.listing(feed.title, 'feed', feed.more);
     }
     if (detected === 'page') {
-      const html = (await readDocument(response, 'page', options.signal)).toString('utf8');
-      const { title } = listPageMedia(html, response.url, entries);
-      if (entries.size >= 2) return entries.listing(title, 'page');
-      page = { html, pageUrl: response.url };
+      const bytes = await readDocument(response, 'page', options.signal);
+      const listed = await deps.sandbox.listedPage({ bytes, pageUrl: response.url, listLimit: options.limit }, options.signal);
+      // No reading: the page's media elements are its list.
+      if (!listed.reading) {
+        for (const entry of listed.entries) entries.add(entry);
+        return entries.listing(listed.title, 'page');
+      }
+      page = listed.reading;
     }
   } finally {
     discard(response);
@@ -56,8 +58,7 @@ export async function listEntries(deps: ListingDeps, url: string, options: { lim
  * playlist, else the URL as one entry when yt-dlp finds one video there or the page reader would
  * find media in it (the download then reads the page itself).
  */
-async function listBeyondPage(deps: ListingDeps, url: string, page: ReadPage | null, options: Options): Promise<Listing> {
-  const own = page && pageReading(page.html, page.pageUrl);
+async function listBeyondPage(deps: ListingDeps, url: string, own: PageReading | null, options: Options): Promise<Listing> {
   let failure: DownloadError | null = null;
   if (deps.site) {
     const entries = new EntryList(options.limit);

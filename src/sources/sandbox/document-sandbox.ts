@@ -1,6 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import { DownloadError } from '../../core/errors.ts';
 import { DOCUMENT_NAMES, type DocumentKind } from '../document-kinds.ts';
+import type { PageMedia } from '../html/page-media.ts';
+import type { ListedPage } from '../listing/page.ts';
 import type { DocumentReply, DocumentRequests } from './requests.ts';
 
 // Playlists, manifests and pages are an attacker's text, and their parsers were written for honest
@@ -48,8 +50,13 @@ export class DocumentSandbox {
     return this.read('dash', input, signal) as Promise<DocumentRequests['dash']['reply']>;
   }
 
-  page(input: DocumentRequests['page']['input'], signal: AbortSignal): Promise<DocumentRequests['page']['reply']> {
-    return this.read('page', input, signal) as Promise<DocumentRequests['page']['reply']>;
+  page(input: { bytes: Uint8Array; pageUrl: string }, signal: AbortSignal): Promise<PageMedia> {
+    return this.read('page', input, signal) as Promise<PageMedia>;
+  }
+
+  /** The page as a collection lists it (listing/page.ts). */
+  listedPage(input: { bytes: Uint8Array; pageUrl: string; listLimit: number }, signal: AbortSignal): Promise<ListedPage> {
+    return this.read('page', input, signal) as Promise<ListedPage>;
   }
 
   ttml(input: DocumentRequests['ttml']['input'], signal: AbortSignal): Promise<DocumentRequests['ttml']['reply']> {

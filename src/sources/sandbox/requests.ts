@@ -3,6 +3,7 @@ import type { DashInput } from '../dash/index.ts';
 import type { DocumentKind } from '../document-kinds.ts';
 import type { HlsReading, HlsReadInput } from '../hls/read-playlist.ts';
 import type { PageMedia } from '../html/page-media.ts';
+import type { ListedPage } from '../listing/page.ts';
 import type { Cue } from '../ttml/to-webvtt.ts';
 import type { MediaPlan } from '../types.ts';
 
@@ -16,7 +17,8 @@ type AsBytes<Input extends { text: string }> = Omit<Input, 'text'> & { bytes: Ui
 export type DocumentRequests = {
   hls: { input: AsBytes<HlsReadInput>; reply: HlsReading };
   dash: { input: AsBytes<DashInput>; reply: MediaPlan };
-  page: { input: { bytes: Uint8Array; pageUrl: string }; reply: PageMedia };
+  /** The page reader's media, or with `listLimit` (a collection's limit) the page as a collection lists it. */
+  page: { input: { bytes: Uint8Array; pageUrl: string; listLimit?: number }; reply: PageMedia | ListedPage };
   ttml: { input: { xml: string }; reply: Cue[] };
 };
 

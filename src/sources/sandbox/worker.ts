@@ -3,6 +3,7 @@ import { DownloadError } from '../../core/errors.ts';
 import { planDash } from '../dash/index.ts';
 import { readHlsPlaylist } from '../hls/read-playlist.ts';
 import { findMediaInPage } from '../html/page-media.ts';
+import { listPage } from '../listing/page.ts';
 import { ttmlToCues } from '../ttml/to-webvtt.ts';
 import { unreadable } from '../document-kinds.ts';
 import type { DocumentReply, DocumentRequest } from './requests.ts';
@@ -16,8 +17,11 @@ function read(request: DocumentRequest): unknown {
       return readHlsPlaylist(asText(request.input));
     case 'dash':
       return planDash(asText(request.input));
-    case 'page':
-      return findMediaInPage({ html: decoded(request.input.bytes), pageUrl: request.input.pageUrl });
+    case 'page': {
+      const { pageUrl, listLimit } = request.input;
+      const html = decoded(request.input.bytes);
+      return listLimit === undefined ? findMediaInPage({ html, pageUrl }) : listPage(html, pageUrl, listLimit);
+    }
     case 'ttml':
       return ttmlToCues(request.input.xml);
   }
