@@ -109,13 +109,17 @@ describe('a page of several media elements', () => {
 });
 
 describe('pages written to be costly', () => {
+  // Bounds against work that grows out of proportion (a quadratic walk takes minutes here), far
+  // above what a loaded CI machine needs (1.5 to 3 s): a time, not a speed target.
+  const BUDGET_MS = 10_000;
+
   test('when a page is 8 MiB of distinct videos, then the first ones up to one past the limit are listed, truncated, within the budget', async () => {
     const videos = Array.from({ length: 340_000 }, (_unused, index) => `<video src=/${index}.mp4>`).join('');
     expect(videos.length).toBeGreaterThan(7 * 1024 * 1024);
     const url = serve('/many.html', videos);
     const started = performance.now();
     const listing = await list(url, 500);
-    expect(performance.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(BUDGET_MS);
     expect(listing.truncated).toBe(true);
     expect(listing.entries.map((entry) => entry.url)).toEqual(Array.from({ length: 500 }, (_unused, index) => `${origin}/${index}.mp4`));
   });
@@ -143,7 +147,7 @@ describe('pages written to be costly', () => {
     const url = serve('/junk.html', `<video>${junk}<source src="/late.mp4"></video><video src="/b.mp4"></video><video src="/c.mp4"></video>`);
     const started = performance.now();
     expect((await list(url)).entries.map((entry) => entry.url)).toEqual([`${origin}/b.mp4`, `${origin}/c.mp4`]);
-    expect(performance.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(BUDGET_MS);
   });
 });
 
