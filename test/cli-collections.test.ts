@@ -1,11 +1,13 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Download } from './support/api.ts';
-import { expectPlain, startCli, type Run } from './support/cli-process.ts';
+import { cli, expectPlain, startCli, type Run } from './support/cli-process.ts';
 import { childrenOf, type Collection } from './support/collections.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath, sha256File } from './support/media.ts';
+import { waitFor } from './support/waiting.ts';
 
 // `vds get` on several entries (a batch of URLs here; a URL that expands to several is the same
 // collection once expanded): every entry saved into one folder named after the collection, one
@@ -22,7 +24,8 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-const vds = (args: string[]): Promise<Run> => startCli(args, work, { VDS_SERVER: app.service.url }).done;
+const start = (args: string[]) => startCli(args, work, { VDS_SERVER: app.service.url });
+const vds = (args: string[]): Promise<Run> => start(args).done;
 
 const collectionIdOf = (run: Run) => /^collection ([0-9a-f-]{36})$/m.exec(run.stderr)?.[1];
 
@@ -137,4 +140,51 @@ test.each([
   expect(run.stderr).toMatch(said);
   expect(run.stdout).toBe('');
   expect(source.requestsFor('/never-asked.mp4')).toHaveLength(0);
+});
+
+test('when vds get on several entries runs on a terminal, then one bar counts the entries and the bytes saved', async () => {
+  // util-linux's `script` gives the CLI a pseudo-terminal, as a person's shell would.
+  const urls = ['/tty/a.mp4', '/tty/b.mp4'].map((route) => source.file(route, mediaPath('clip.mp4')));
+  const command = [process.execPath, cli, 'get', ...urls, '--name', 'On a terminal'].map((arg) => `'${arg}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    cwd: work,
+    env: { ...process.env, VDS_SERVER: app.service.url },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  expect(await new Promise<number | null>((resolve) => child.on('close', resolve))).toBe(0);
+  expect(output).toMatch(/saved +\[[█░]+\] 2\/2 entries \| [\d.]+ [KM]B saved/);
+  expect(output).toContain('\x1b['); // drawn in place
+  // One bar for the whole collection: never a bar of one entry's own bytes.
+  expect(output).not.toMatch(/downloading +\[/);
+  expect((await readdir(path.join(work, 'On a terminal'))).sort()).toEqual(['a.mp4', 'b.mp4']);
+});
+
+test('when Ctrl-C interrupts vds get on several entries, then it exits 130, says how to see them, and the collection goes on', async () => {
+  const size = (await stat(mediaPath('big.mp4'))).size;
+  const urls = ['/stopped/a.mp4', '/stopped/b.mp4'].map((route) => source.file(route, mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(size / 30) }));
+  const running = start(['get', ...urls]);
+  const id = await waitFor('vds to print the collection id', () => /^collection ([0-9a-f-]{36})$/m.exec(running.stderrSoFar())?.[1], 15_000);
+  running.kill('SIGINT');
+  const run = await running.done;
+  expect(run.code).toBe(130);
+  expect(run.stderr).toMatch(new RegExp(`vds: Stopped waiting\\. The collection goes on; see its downloads with: vds list --collection ${id}\\n$`));
+  const listed = await vds(['list', '--collection', id]);
+  expect(listed.code).toBe(0);
+  expect(
+    listed.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('  ').at(-1)),
+  ).toEqual(urls);
+  const collection = (await app.http.request('DELETE', `/collections/${id}`, '/collections/{collection_id}')).body as Collection;
+  expect(collection.status).toBe('cancelled');
+});
+
+test('when vds --help is asked, then it tells how to get several videos at once', async () => {
+  const run = await vds(['--help']);
+  expect(run.code).toBe(0);
+  expect(run.stdout).toMatch(/vds entries PLAYLIST +its entries, numbered; then: vds get PLAYLIST --pick 1,3-5/);
+  expect(run.stdout).toMatch(/vds get PLAYLIST --first 10/);
 });

@@ -90,6 +90,16 @@ const program = new Command('vds')
   .addOption(new Option('-s, --server <url>', 'the service').env('VDS_SERVER').default('http://127.0.0.1:3000'))
   .addOption(new Option('-k, --api-key <key>', 'one of the service’s API keys').env('VDS_API_KEY'))
   .showHelpAfterError('(vds --help shows how to use it)')
+  .addHelpText(
+    'after',
+    `
+Several videos at once (vds get --help for every option):
+  vds get PLAYLIST              every entry of a playlist, feed or page, into a folder named after it
+  vds get PLAYLIST --first 10   only its first 10 entries
+  vds entries PLAYLIST          its entries, numbered; then: vds get PLAYLIST --pick 1,3-5
+  vds get URL URL URL --name x  several links (a batch), into x/
+One line counts the entries done and the bytes saved; entries without a file are named, and vds exits 1.`,
+  )
   .exitOverride();
 
 const connection = (): Connection => program.opts<Connection>();
