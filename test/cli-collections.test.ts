@@ -182,6 +182,12 @@ test('when Ctrl-C interrupts vds get on several entries, then it exits 130, says
   expect(collection.status).toBe('cancelled');
 });
 
+test('when a batch holds a link that is not http or https, then vds names it in words, not as a pattern, and exits 1', async () => {
+  const run = await vds(['get', source.url('/fine.mp4'), 'ftp://127.0.0.1/b.mp4']);
+  expect(run.code).toBe(1);
+  expect(run.stderr).toBe('vds: The request is invalid. urls/1 must be a full link starting with http:// or https://.\n');
+});
+
 test('when vds --help is asked, then it tells how to get several videos at once', async () => {
   const run = await vds(['--help']);
   expect(run.code).toBe(0);
