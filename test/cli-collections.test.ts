@@ -161,7 +161,7 @@ test('when vds get on several entries runs on a terminal, then one bar counts th
   expect((await readdir(path.join(work, 'On a terminal'))).sort()).toEqual(['a.mp4', 'b.mp4']);
 });
 
-test('when Ctrl-C interrupts vds get on several entries, then it exits 130, says how to see them, and the collection goes on', async () => {
+test('when Ctrl-C interrupts vds get on several entries, then it exits 130 and says how to see them; the collection goes on until vds cancel stops the rest', async () => {
   const size = (await stat(mediaPath('big.mp4'))).size;
   const urls = ['/stopped/a.mp4', '/stopped/b.mp4'].map((route) => source.file(route, mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(size / 30) }));
   const running = start(['get', ...urls]);
@@ -169,7 +169,9 @@ test('when Ctrl-C interrupts vds get on several entries, then it exits 130, says
   running.kill('SIGINT');
   const run = await running.done;
   expect(run.code).toBe(130);
-  expect(run.stderr).toMatch(new RegExp(`vds: Stopped waiting\\. The collection goes on; see its downloads with: vds list --collection ${id}\\n$`));
+  expect(run.stderr).toMatch(
+    new RegExp(`vds: Stopped waiting\\. The collection goes on; see its downloads with: vds list --collection ${id}, or stop the rest: vds cancel ${id}\\n$`),
+  );
   const listed = await vds(['list', '--collection', id]);
   expect(listed.code).toBe(0);
   expect(
@@ -178,8 +180,15 @@ test('when Ctrl-C interrupts vds get on several entries, then it exits 130, says
       .filter(Boolean)
       .map((line) => line.split('  ').at(-1)),
   ).toEqual(urls);
-  const collection = (await app.http.request('DELETE', `/collections/${id}`, '/collections/{collection_id}')).body as Collection;
-  expect(collection.status).toBe('cancelled');
+
+  const cancelled = await vds(['cancel', id]);
+  expect(cancelled).toMatchObject({ code: 0, stdout: `${id}: collection cancelled; 0 of 2 completed, their files kept\n` });
+  const collection = (await app.http.request('GET', `/collections/${id}`, '/collections/{collection_id}')).body as Collection;
+  expect(collection).toMatchObject({ status: 'cancelled', counts: { cancelled: 2 } });
+  // An id that is neither a download's nor a collection's is said to be neither.
+  const unknown = await vds(['cancel', '00000000-0000-4000-8000-000000000000']);
+  expect(unknown.code).toBe(1);
+  expect(unknown.stderr).toBe('vds: No download or collection with id 00000000-0000-4000-8000-000000000000.\n');
 });
 
 test('when a batch holds a link that is not http or https, then vds names it in words, not as a pattern, and exits 1', async () => {

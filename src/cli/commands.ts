@@ -29,7 +29,9 @@ export class Interrupted extends Error {
   }
 
   static waitingForCollection(collectionId: string): Interrupted {
-    return new Interrupted(`Stopped waiting. The collection goes on; see its downloads with: vds list --collection ${collectionId}`);
+    return new Interrupted(
+      `Stopped waiting. The collection goes on; see its downloads with: vds list --collection ${collectionId}, or stop the rest: vds cancel ${collectionId}`,
+    );
   }
 }
 
@@ -186,9 +188,23 @@ export async function list(connection: Connection, { collection, ...options }: L
   if (page.next_cursor) err.write(`more: vds list --cursor ${page.next_cursor}\n`);
 }
 
+/** Cancels a download (or removes its file once completed), or, given a collection's id, the rest of that collection. */
 export async function cancel(connection: Connection, id: string, { out, signal }: Terminal): Promise<void> {
-  const download: Download = await clientOf(connection).cancel(id, { signal: answered(signal) });
-  out.write(download.status === 'expired' ? `${id}: its file is removed (expired)\n` : `${id}: ${download.status}\n`);
+  const vds = clientOf(connection);
+  const download: Download | null = await vds.cancel(id, { signal: answered(signal) }).catch((error: unknown) => {
+    if (error instanceof ProblemError && error.status === 404) return null;
+    throw error;
+  });
+  if (download) {
+    out.write(download.status === 'expired' ? `${id}: its file is removed (expired)\n` : `${id}: ${download.status}\n`);
+    return;
+  }
+  // No download has that id: a collection may (both are UUIDs).
+  const { status, counts } = await vds.collections.cancel(id, { signal: answered(signal) }).catch((error: unknown) => {
+    if (!(error instanceof ProblemError && error.status === 404)) throw error;
+    throw new ProblemError(404, { ...error.problem, detail: `No download or collection with id ${id}.` });
+  });
+  out.write(`${id}: collection ${status}; ${counts.completed} of ${counts.total} completed, their files kept\n`);
 }
 
 /** `vds entries`: what a URL holds, one numbered line each (the number is what --pick takes). */

@@ -155,8 +155,8 @@ program
 
 program
   .command('cancel')
-  .description('cancel a download, or remove its file when it is done')
-  .argument('<id>', 'the download’s id', downloadId)
+  .description('cancel a download, or remove its file when it is done; or cancel the rest of a collection')
+  .argument('<id>', 'the download’s id, or a collection’s', downloadId)
   .action((id: string) => cancel(connection(), id, terminal));
 
 /** A sentence for what went wrong, and the exit code that goes with it. */
