@@ -97,6 +97,8 @@ function template(options: GetOptions): Pick<CreateDownload, 'quality' | 'mode' 
   };
 }
 
+type Request = { one: CreateDownload; many?: never } | { many: CreateCollection; one?: never };
+
 /**
  * What `vds get` asks for: one download, or a collection. Several URLs are a batch; `--pick` chose
  * entries of a list. Otherwise a preview (the service reads the source and creates nothing) tells
@@ -105,8 +107,6 @@ function template(options: GetOptions): Pick<CreateDownload, 'quality' | 'mode' 
  * on exactly as before. A service without collections (404) or one that finds no list at the URL
  * (422) means one download, which reads the source itself and says what is wrong with it.
  */
-type Request = { one: CreateDownload; many?: never } | { many: CreateCollection; one?: never };
-
 async function requestOf(vds: VideoDownloadClient, urls: string[], options: GetOptions, signal: AbortSignal): Promise<Request> {
   const [url] = urls as [string, ...string[]];
   const named = options.name ? { name: options.name } : {};
@@ -185,7 +185,7 @@ export async function list(connection: Connection, { collection, ...options }: L
   const page = await clientOf(connection).list({ ...options, ...(collection ? { collection_id: collection } : {}) }, { signal: answered(signal) });
   for (const download of page.items) out.write(`${listLine(download)}\n`);
   if (!page.items.length) err.write('no downloads\n');
-  if (page.next_cursor) err.write(`more: vds list --cursor ${page.next_cursor}\n`);
+  if (page.next_cursor) err.write(`more: vds list${collection ? ` --collection ${collection}` : ''} --cursor ${page.next_cursor}\n`);
 }
 
 /** Cancels a download (or removes its file once completed), or, given a collection's id, the rest of that collection. */
