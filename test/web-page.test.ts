@@ -317,6 +317,24 @@ test('when several links are pasted, one a line, then a collection card shows ea
   await page.context().close();
 });
 
+test('when a feed of several videos is pasted, then the page makes it a collection card named after the feed, each entry ready to save', async () => {
+  const items = ['one', 'two'].map((name, i) => {
+    const url = source.file(`/page-feed/${name}.mp4`, mediaPath('clip.mp4'));
+    return `<item><title>Talk ${name}</title><guid>page-talk-${i + 1}</guid><enclosure url="${url}" type="video/mp4" length="1"/></item>`;
+  });
+  const rss = `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Page talks</title>${items.join('')}</channel></rss>`;
+  const feed = source.content('/page-feed.xml', rss, { headers: { 'Content-Type': 'application/rss+xml; charset=utf-8' } });
+  const page = await openPage(app);
+  await page.fill('#url', feed);
+  await page.press('#url', 'Enter');
+  const collection = page.locator('li.collection').first();
+  await waitFor('the feed as a collection, done', async () => (await collection.getAttribute('data-status')) === 'completed', 30_000);
+  await expect(collection.locator('> .title').innerText()).resolves.toBe('Page talks');
+  await expect(collection.locator('> .state').innerText()).resolves.toBe('Done · 2 of 2 ready');
+  await expect(collection.getByRole('link', { name: 'Save the file' }).count()).resolves.toBe(2);
+  await page.context().close();
+});
+
 test('when the page template is asked for under /web, then it is not there; the page is at / only', async () => {
   const res = await fetch(`${app.service.url}/web/index.html`);
   expect(res.status).toBe(404);
