@@ -2,18 +2,16 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Download } from './support/api.ts';
 import { startTestService, type TestService } from './support/api.ts';
+import { cli, expectPlain, startCli, type Started } from './support/cli-process.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { unusedPort } from './support/ports.ts';
 import { waitFor } from './support/waiting.ts';
 
-// `vds` as a person runs it: the compiled CLI (dist/ is built by the test run's global setup) as a
-// process, its output piped as in a script, against the real service and a real source.
+// `vds` as a person runs it, against the real service and a real source.
 
-const cli = fileURLToPath(new URL('../dist/src/cli/index.js', import.meta.url));
 const API_KEY = 'cli-test-key-31c9';
 
 const { app, source } = useService();
@@ -30,33 +28,11 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
-type Started = { done: Promise<Run>; stderrSoFar(): string; kill(signal: NodeJS.Signals): void };
-
 function start(args: string[], env: Record<string, string> = {}): Started {
-  const child = spawn(process.execPath, [cli, ...args], {
-    cwd: work,
-    env: { ...process.env, VDS_SERVER: app.service.url, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  return {
-    done: new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr }))),
-    stderrSoFar: () => stderr,
-    kill: (signal) => child.kill(signal),
-  };
+  return startCli(args, work, { VDS_SERVER: app.service.url, ...env });
 }
 
 const vds = (args: string[], env?: Record<string, string>) => start(args, env).done;
-
-/** Piped output is for logs and scripts: plain lines, not one control character (no escape, no carriage return). */
-function expectPlain(run: Run): void {
-  for (const text of [run.stdout, run.stderr]) expect(text).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
-}
 
 test('when vds get downloads a file, then the saved file is the source, it exits 0, and piped output is plain lines', async () => {
   const target = path.join(work, 'clip.mp4');

@@ -38,7 +38,7 @@ afterAll(async () => {
 });
 
 function consumer(baseUrl: string, sourceUrl: string): string {
-  return `import { createClient, ProblemError, type Download } from 'video-download-service/client';
+  return `import { createClient, ProblemError, type Collection, type Download } from 'video-download-service/client';
 
 const vds = createClient({ baseUrl: ${JSON.stringify(baseUrl)} });
 const created: Download = await vds.create({ url: ${JSON.stringify(sourceUrl)}, quality: 'best' });
@@ -50,7 +50,9 @@ try {
 } catch (error) {
   if (error instanceof ProblemError) missing = error.problem.status;
 }
-console.log(JSON.stringify({ status: done.status, sha256: done.file?.sha256, listed: page.items.some((d) => d.id === created.id), missing }));
+const batch: Collection = await vds.collections.wait((await vds.collections.create({ urls: [${JSON.stringify(sourceUrl)}] })).id);
+const children: Download[] = await vds.collections.children(batch.id);
+console.log(JSON.stringify({ status: done.status, sha256: done.file?.sha256, listed: page.items.some((d) => d.id === created.id), missing, batch: [batch.status, children[0]?.file?.sha256] }));
 `;
 }
 
@@ -69,14 +71,21 @@ test('when a project outside the repository uses the SDK as documented, then it 
   const checked = await typeCheck(consumer(app.service.url, source.file('/consumer.mp4', mediaPath('clip.mp4'))));
   expect(checked).toEqual({ ok: true, output: '' });
   const { stdout } = await run(process.execPath, [path.join(project, 'out', 'consumer.js')], { cwd: project });
-  const result = JSON.parse(stdout) as { status: string; sha256: string; listed: boolean; missing: number };
-  expect(result).toEqual({ status: 'completed', sha256: expect.stringMatching(/^[0-9a-f]{64}$/), listed: true, missing: 404 });
+  const result = JSON.parse(stdout) as { status: string; sha256: string; listed: boolean; missing: number; batch: [string, string] };
+  expect(result).toEqual({
+    status: 'completed',
+    sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    listed: true,
+    missing: 404,
+    batch: ['completed', result.sha256],
+  });
 }, 60_000);
 
 test.each([
   ['a field of a response', (text: string) => text.replace('done.file?.sha256', 'done.file?.sha265'), /sha265/],
   ['a field of a request body', (text: string) => text.replace('{ url:', '{ urll:'), /urll/],
   ['a value outside an enum', (text: string) => text.replace("status: ['completed']", "status: ['complete']"), /complete/],
+  ['a field of a collection', (text: string) => text.replace('batch.status', 'batch.state'), /state/],
 ])(
   'when the consumer gets %s wrong, then it fails to type-check, naming it',
   async (_kind, edit, named) => {

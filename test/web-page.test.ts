@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { launchBrowser } from './support/browser.ts';
+import { childrenOf } from './support/collections.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { waitFor } from './support/waiting.ts';
@@ -250,6 +251,87 @@ test('when an attempt fails and the next one succeeds, then the card says it wil
   await expect(item.locator('.error').isHidden()).resolves.toBe(true);
   // A screen reader was told it is ready, once, in the page's live region.
   await expect(page.locator('#announce').innerText()).resolves.toMatch(/^flaky-page\.mp4: Ready/);
+  await page.context().close();
+});
+
+test('when several links are pasted, one a line, then a collection card shows each entry with its state, its save link and the counts; Cancel the rest stops what has not ended', async () => {
+  const page = await openPage(app);
+  const links = [
+    source.file('/batch-page/first.mp4', mediaPath('clip.mp4')),
+    source.url('/batch-page/missing.mp4'),
+    source.file('/batch-page/slow.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(bigSize / 60) }),
+  ];
+  // Shift+Enter starts another line; Enter sends them all.
+  await page.fill('#url', links[0]!);
+  for (const link of links.slice(1)) {
+    await page.press('#url', 'Shift+Enter');
+    await page.keyboard.insertText(link);
+  }
+  expect((await page.inputValue('#url')).split('\n')).toEqual(links);
+  await page.press('#url', 'Enter');
+  const collection = page.locator('li.collection').first();
+  await waitFor(
+    'the collection on the page',
+    async () => (await collection.getAttribute('data-id')) !== null && (await page.inputValue('#url')) === '',
+    15_000,
+  );
+  const id = (await collection.getAttribute('data-id'))!;
+  const entry = (n: number) => collection.locator(`li.download[data-index="${n}"]`);
+
+  await waitFor(
+    'the first ready, the second failed, the third downloading',
+    async () =>
+      (await entry(1).getAttribute('data-status')) === 'completed' &&
+      (await entry(2).getAttribute('data-status')) === 'failed' &&
+      (await entry(3).getAttribute('data-status')) === 'downloading',
+    30_000,
+  );
+  await expect(collection.locator('> .state').innerText()).resolves.toBe('Downloading · 1 of 3 ready · 1 failed · 1 to go');
+  await expect(entry(2).locator('.error').innerText()).resolves.toMatch(/source_http_error/);
+  await page.screenshot({ path: `${artifacts}collection-running.png`, fullPage: true });
+
+  const [saved] = await Promise.all([page.waitForEvent('download'), entry(1).getByRole('link', { name: 'Save the file' }).click()]);
+  expect(saved.suggestedFilename()).toBe('first.mp4');
+  expect((await readFile(await saved.path())).equals(await readFile(mediaPath('clip.mp4')))).toBe(true);
+
+  await collection.getByRole('button', { name: /^Cancel the rest/ }).click();
+  await waitFor('cancelled on the page', async () => (await collection.getAttribute('data-status')) === 'cancelled', 10_000);
+  await waitFor('the third entry cancelled', async () => (await entry(3).getAttribute('data-status')) === 'cancelled', 10_000);
+  await expect(collection.getByRole('button', { name: /^Cancel the rest/ }).isHidden()).resolves.toBe(true);
+  const server = (await app.http.request('GET', `/collections/${id}`, '/collections/{collection_id}')).body as {
+    status: string;
+    counts: Record<string, number>;
+  };
+  expect(server).toMatchObject({ status: 'cancelled', counts: { total: 3, completed: 1, failed: 1, cancelled: 1 } });
+  await page.screenshot({ path: `${artifacts}collection-cancelled.png`, fullPage: true });
+
+  // After a reload the collection is listed with its entries, which are not listed again on their own; a download of its own is.
+  const alone = ((await app.http.createDownload({ url: source.file('/batch-page/alone.mp4', mediaPath('clip.mp4')) })).body as Download).id;
+  await page.reload();
+  await waitFor('the collection listed again', async () => (await page.locator(`li.collection[data-id="${id}"] li.download`).count()) === 3, 10_000);
+  await waitFor('the download of its own listed', async () => (await page.locator(`#downloads li.download[data-id="${alone}"]`).count()) === 1, 10_000);
+  for (const child of await childrenOf(app.http, id)) {
+    await expect(page.locator(`li.collection[data-id="${id}"] li.download[data-id="${child.id}"]`).count()).resolves.toBe(1);
+    await expect(page.locator(`#downloads li.download[data-id="${child.id}"]`).count()).resolves.toBe(0);
+  }
+  await page.context().close();
+});
+
+test('when a feed of several videos is pasted, then the page makes it a collection card named after the feed, each entry ready to save', async () => {
+  const items = ['one', 'two'].map((name, i) => {
+    const url = source.file(`/page-feed/${name}.mp4`, mediaPath('clip.mp4'));
+    return `<item><title>Talk ${name}</title><guid>page-talk-${i + 1}</guid><enclosure url="${url}" type="video/mp4" length="1"/></item>`;
+  });
+  const rss = `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Page talks</title>${items.join('')}</channel></rss>`;
+  const feed = source.content('/page-feed.xml', rss, { headers: { 'Content-Type': 'application/rss+xml; charset=utf-8' } });
+  const page = await openPage(app);
+  await page.fill('#url', feed);
+  await page.press('#url', 'Enter');
+  const collection = page.locator('li.collection').first();
+  await waitFor('the feed as a collection, done', async () => (await collection.getAttribute('data-status')) === 'completed', 30_000);
+  await expect(collection.locator('> .title').innerText()).resolves.toBe('Page talks');
+  await expect(collection.locator('> .state').innerText()).resolves.toBe('Done · 2 of 2 ready');
+  await expect(collection.getByRole('link', { name: 'Save the file' }).count()).resolves.toBe(2);
   await page.context().close();
 });
 

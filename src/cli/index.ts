@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isNetworkError, ProblemError, problemSentence } from '../client/index.ts';
-import { ANSWER_TIMEOUT_MS, cancel, get, Interrupted, list, status, type Connection, type Terminal } from './commands.ts';
+import { ANSWER_TIMEOUT_MS, cancel, entries, get, Interrupted, list, SomeMissing, status, type Connection, type Terminal } from './commands.ts';
 
 // `vds`: the service from a shell, on the SDK. Exit 0 when done, 1 when the service or the download
 // said no, 2 for a command line that makes no sense, 130 after Ctrl-C.
@@ -41,9 +41,37 @@ function downloadId(value: string): string {
   return value;
 }
 
+function collectionId(value: string): string {
+  if (!UUID.test(value)) throw new InvalidArgumentError('A collection id is a UUID, as vds get prints it.');
+  return value;
+}
+
 function positive(value: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('Use a whole number of at least 1.');
+  return number;
+}
+
+/** The most entries one collection takes (the contract's ceiling on `entries` and `limit`). */
+const MOST_ENTRIES = 500;
+
+/** `1,3-5` as the positions 1, 3, 4 and 5, each once, in order. */
+function positions(value: string): number[] {
+  const chosen = new Set<number>();
+  for (const part of value.split(',')) {
+    const range = /^\s*(\d{1,3})\s*(?:-\s*(\d{1,3})\s*)?$/.exec(part);
+    const [from, to] = [Number(range?.[1]), Number(range?.[2] ?? range?.[1])];
+    if (!range || from < 1 || to < from || to > MOST_ENTRIES) {
+      throw new InvalidArgumentError(`Use positions from vds entries, such as 1,3-5 (1 to ${MOST_ENTRIES}).`);
+    }
+    for (let position = from; position <= to; position++) chosen.add(position);
+  }
+  return [...chosen].sort((a, b) => a - b);
+}
+
+function atMostEntries(value: string): number {
+  const number = positive(value);
+  if (number > MOST_ENTRIES) throw new InvalidArgumentError(`Use at most ${MOST_ENTRIES}.`);
   return number;
 }
 
@@ -62,26 +90,53 @@ const program = new Command('vds')
   .addOption(new Option('-s, --server <url>', 'the service').env('VDS_SERVER').default('http://127.0.0.1:3000'))
   .addOption(new Option('-k, --api-key <key>', 'one of the service’s API keys').env('VDS_API_KEY'))
   .showHelpAfterError('(vds --help shows how to use it)')
+  .addHelpText(
+    'after',
+    `
+Several videos at once (vds get --help for every option):
+  vds get PLAYLIST              every entry of a playlist, feed or page, into a folder named after it
+  vds get PLAYLIST --first 10   only its first 10 entries
+  vds entries PLAYLIST          its entries, numbered; then: vds get PLAYLIST --pick 1,3-5
+  vds get URL URL URL --name x  several links (a batch), into x/
+One line counts the entries done and the bytes saved; entries without a file are named, and vds exits 1.`,
+  )
   .exitOverride();
 
 const connection = (): Connection => program.opts<Connection>();
 
 program
   .command('get')
-  .description('download a video and save its file')
-  .argument('<url>', 'the video: a file, an HLS or DASH stream, or a page that embeds one')
-  .option('-o, --output <path>', 'where to save it: a file, or a directory (made when the path ends in /; default: its name, here)')
+  .description('download a video and save its file; a playlist, a feed, a page of several videos, or several URLs: every entry, into one folder')
+  .argument('<url...>', 'the video: a file, an HLS or DASH stream, or a page that embeds one; or a list of them; or several URLs (a batch)')
+  .option(
+    '-o, --output <path>',
+    'where to save it: a file, or a directory (made when the path ends in /; default: its name, here); for several entries, the folder they go in (default: a folder named after the collection, here)',
+  )
   .option('-q, --quality <quality>', 'best, worst, or a height such as 720', quality, 'best')
   .option('--filename <name>', 'the name the service gives the file')
   .addOption(new Option('--audio', 'the sound only').conflicts('mute'))
   .addOption(new Option('--audio-format <format>', "with --audio: best (the source's own), m4a, mp3 or opus").argParser(audioFormat))
   .addOption(new Option('--mute', 'the picture only'))
   .option('--subs <languages>', 'subtitles to embed: language tags such as en,de, or all', languages)
-  .action((url: string, options: Parameters<typeof get>[2], command: Command) => {
+  .option('--first <n>', 'of a list: only its first n entries', atMostEntries)
+  .option('--pick <positions>', 'of a list: only these entries, as vds entries numbers them: 1,3-5', positions)
+  .option('--name <name>', 'of several entries: the name of their collection, and so of their folder')
+  .action((urls: string[], options: Parameters<typeof get>[2], command: Command) => {
     // Said as commander says its own usage errors (it prints them, then exits 2).
     if (options.audioFormat && !options.audio) command.error("error: option '--audio-format' goes with '--audio'", { exitCode: EXIT.usage });
-    return get(connection(), url, options, terminal);
+    if (urls.length > 1 && (options.first || options.pick))
+      command.error("error: options '--first' and '--pick' choose entries of one URL, not of several", { exitCode: EXIT.usage });
+    if (urls.length > 1 && options.filename)
+      command.error("error: option '--filename' names one file; use '--name' for the folder of several", { exitCode: EXIT.usage });
+    return get(connection(), urls, options, terminal);
   });
+
+program
+  .command('entries')
+  .description('list what a playlist, feed or page holds, numbered for vds get --pick; nothing is downloaded')
+  .argument('<url>', 'the playlist, channel, feed or page')
+  .option('--first <n>', 'only its first n entries', atMostEntries)
+  .action((url: string, options: Parameters<typeof entries>[2]) => entries(connection(), url, options, terminal));
 
 program
   .command('status')
@@ -95,18 +150,20 @@ program
   .option('--status <statuses>', 'only these, comma-separated', statuses)
   .option('--limit <n>', 'how many', positive)
   .option('--cursor <cursor>', 'the next page, as the last list said')
+  .option('--collection <id>', 'only the downloads of this collection (as vds get printed it), in its order', collectionId)
   .action((options: Parameters<typeof list>[1]) => list(connection(), options, terminal));
 
 program
   .command('cancel')
-  .description('cancel a download, or remove its file when it is done')
-  .argument('<id>', 'the download’s id', downloadId)
+  .description('cancel a download, or remove its file when it is done; or cancel the rest of a collection')
+  .argument('<id>', 'the download’s id, or a collection’s', downloadId)
   .action((id: string) => cancel(connection(), id, terminal));
 
 /** A sentence for what went wrong, and the exit code that goes with it. */
 function failure(error: unknown): [string, number] {
   if (error instanceof CommanderError) return ['', error.exitCode === 0 ? EXIT.ok : EXIT.usage];
   if (error instanceof Interrupted) return [error.message, EXIT.interrupted];
+  if (error instanceof SomeMissing) return [error.message, EXIT.failed];
   if (controller.signal.aborted) return ['Stopped before the service answered.', EXIT.interrupted];
   if (error instanceof ProblemError) return [problemSentence(error), EXIT.failed];
   if (error instanceof Error && error.name === 'TimeoutError') {

@@ -1,5 +1,5 @@
 import { Presets, SingleBar } from 'cli-progress';
-import { formatBytes as bytes, formatDuration as seconds, type Download } from '../client/index.ts';
+import { formatBytes as bytes, formatDuration as seconds, type Collection, type Download } from '../client/index.ts';
 
 /** Tells the person at the other end how a download goes. */
 export type Progress = {
@@ -89,5 +89,67 @@ function terminalProgress(stream: NodeJS.WriteStream): Progress {
       show('saving', received, total, { speed: rate ? `${bytes(rate)}/s` : '-', left: rate ? seconds((total - received) / rate) : '-' });
     },
     end,
+  };
+}
+
+/** Tells the person how a whole collection goes: one line for all its entries. */
+export type CollectionProgress = {
+  /** The collection as the event stream sends it (its status and counts). */
+  collection(collection: Collection): void;
+  /** Entries settled here (saved, or ended without a file) and bytes saved so far, over every entry. */
+  settled(done: number, savedBytes: number): void;
+  end(): void;
+};
+
+/**
+ * One overall line, never one per entry: on a terminal a bar of entries done out of the total with
+ * the bytes saved, redrawn in place; anywhere else a plain line each time another entry is done.
+ */
+export function collectionProgressFor(stream: NodeJS.WriteStream): CollectionProgress {
+  let total = 0;
+  let done = 0;
+  let savedBytes = 0;
+  let expanding = false;
+  if (!stream.isTTY) {
+    let said = -1;
+    return {
+      collection(collection) {
+        total = collection.counts.total;
+        if (collection.status === 'expanding' && !expanding) stream.write('expanding\n');
+        expanding ||= collection.status === 'expanding';
+      },
+      settled(entries, bytesSaved) {
+        if (entries === said) return;
+        said = entries;
+        stream.write(`${entries}/${total} done, ${bytes(bytesSaved)} saved\n`);
+      },
+      end() {},
+    };
+  }
+  const bar = new SingleBar(
+    { stream, format: '{phase} [{bar}] {value}/{total} entries | {saved} saved', hideCursor: true, barsize: 30, clearOnComplete: false },
+    Presets.shades_classic,
+  );
+  let started = false;
+  const draw = (phase: string) => {
+    const tokens = { phase: phase.padEnd(11), saved: bytes(savedBytes) };
+    if (!started) bar.start(Math.max(total, 1), done, tokens);
+    started = true;
+    bar.setTotal(Math.max(total, done, 1));
+    bar.update(done, tokens);
+  };
+  return {
+    collection(collection) {
+      total = collection.counts.total;
+      draw(collection.status);
+    },
+    settled(entries, bytesSaved) {
+      [done, savedBytes] = [entries, bytesSaved];
+      draw(done < total ? 'running' : 'saved');
+    },
+    end() {
+      if (started) bar.stop();
+      started = false;
+    },
   };
 }

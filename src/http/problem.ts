@@ -111,12 +111,12 @@ function isValidatorError(error: unknown): error is ValidatorError {
   return typeof candidate?.status === 'number' && Array.isArray(candidate.errors);
 }
 
-/** Fields that take a link, whose pattern and format rules mean one thing a person can act on. */
-const LINK_FIELDS = new Set(['/body/url', '/body/callback_url']);
+/** Fields that take a link, whose pattern and format rules mean one thing a person can act on: a batch's links among them. */
+const LINK_FIELDS = /^\/body\/(url|callback_url|urls\/\d+)$/;
 
 /** The validator's words, except where they would quote a regular expression at a person. */
 function plainMessage(item: { path: string; message: string }): string {
-  return LINK_FIELDS.has(item.path) && /^must match (pattern|format)/.test(item.message)
+  return LINK_FIELDS.test(item.path) && /^must match (pattern|format)/.test(item.message)
     ? 'must be a full link starting with http:// or https://'
     : item.message;
 }

@@ -40,7 +40,7 @@ export async function startCuttingProxy(target: string, { cut, onCut }: CutOptio
   let claimed = false;
   const server = http.createServer((req, res) => {
     const isFile = req.method === 'GET' && req.url!.startsWith('/download/');
-    const isEvents = req.method === 'GET' && req.url!.startsWith('/downloads/') && (req.headers.accept ?? '').includes('text/event-stream');
+    const isEvents = req.method === 'GET' && /^\/(downloads|collections)\//.test(req.url!) && (req.headers.accept ?? '').includes('text/event-stream');
     const watched = cut === 'file' ? isFile : isEvents;
     if (watched) {
       requests.push({
