@@ -4,6 +4,7 @@ import { DownloadError } from '../../src/core/errors.ts';
 import { MAX_FEED_BYTES } from '../../src/sources/document-limits.ts';
 import { durationOf } from '../../src/sources/listing/feed-duration.ts';
 import { listEntries, type Listing } from '../../src/sources/listing/index.ts';
+import { worstLoopStall } from '../support/loop-stalls.ts';
 import { testSourceHttp } from '../support/source-http.ts';
 
 // Feeds listed as a collection's entries, served by a server of this file on 127.0.0.1: RSS 2.0 and
@@ -294,6 +295,27 @@ describe('a feed that does not end', () => {
     setTimeout(() => controller.abort(new Error('cancelled by the test')), 200);
     await expect(listing).rejects.toThrow('cancelled by the test');
     await waitUntil(() => closed);
+  });
+});
+
+describe('a feed written to be costly', () => {
+  test('when a feed nests elements 20,000 deep after its first item, then the reading stops at the depth limit: the item is listed, truncated, and no turn of the event loop takes long', async () => {
+    const deep = `${'<div>'.repeat(20_000)}${item('<enclosure url="http://a.example/deep.mp4"/>')}${'</div>'.repeat(20_000)}`;
+    const url = serve('/deep.xml', rss(`${item('<enclosure url="http://a.example/1.mp4"/>')}${deep}${item('<enclosure url="http://a.example/2.mp4"/>')}`));
+    const stalls = worstLoopStall();
+    const listing = await list(url);
+    expect(stalls.stop()).toBeLessThan(500);
+    expect(listing).toEqual({
+      title: 'A podcast',
+      extractor: 'feed',
+      truncated: true,
+      entries: [{ id: null, url: 'http://a.example/1.mp4', title: null, durationSeconds: null }],
+    });
+
+    const nothing = serve('/deep-only.xml', rss(deep));
+    const error = await failure(list(nothing));
+    expect(error.code).toBe('unsupported_source');
+    expect(error.message).toBe(`The feed at ${nothing} has no item with a video or audio file before its elements nest 32 deep.`);
   });
 });
 
