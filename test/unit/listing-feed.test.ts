@@ -40,7 +40,7 @@ function serve(path: string, body: string | Buffer, type = 'application/rss+xml'
 }
 
 function list(url: string, limit = 100, signal = new AbortController().signal): Promise<Listing> {
-  return listEntries({ http: sourceHttp, site: null }, url, { limit, signal });
+  return listEntries({ http: sourceHttp, site: null, readTimeoutMs: 30_000 }, url, { limit, signal });
 }
 
 async function failure(promise: Promise<unknown>): Promise<DownloadError> {
@@ -316,6 +316,28 @@ describe('a feed written to be costly', () => {
     const error = await failure(list(nothing));
     expect(error.code).toBe('unsupported_source');
     expect(error.message).toBe(`The feed at ${nothing} has no item with a video or audio file before its elements nest 32 deep.`);
+  });
+
+  test('when a feed trickles items without media for longer than the reading may take, then it is source_timeout, retryable, and its connection goes', async () => {
+    let closed = false;
+    routes.set('/trickle.xml', (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/rss+xml' });
+      response.write('<rss><channel><title>Trickle</title>');
+      // Steady enough for any speed floor: an item every 50 ms, none with media.
+      const timer = setInterval(() => response.write(item(`<title>${'n'.repeat(2000)}</title>`)), 50);
+      response.on('close', () => {
+        clearInterval(timer);
+        closed = true;
+      });
+    });
+    const started = performance.now();
+    const error = await failure(
+      listEntries({ http: sourceHttp, site: null, readTimeoutMs: 1000 }, `${origin}/trickle.xml`, { limit: 10, signal: new AbortController().signal }),
+    );
+    expect(error).toMatchObject({ code: 'source_timeout', retryable: true });
+    expect(error.message).toBe(`Reading ${origin}/trickle.xml took longer than 1 s.`);
+    expect(performance.now() - started).toBeLessThan(5000);
+    await waitUntil(() => closed);
   });
 });
 
