@@ -65,6 +65,9 @@ describe('bad input', () => {
     expect(collection.counts.total).toBe(100);
     // Nothing of it is wanted beyond its making.
     await app.http.request('DELETE', `/collections/${collection.id}`, '/collections/{collection_id}', { headers: as(ROOT) });
+    // The larger body is that operation's alone, and it has its own bound.
+    expect((await createCollection(app.http, { urls, name: 'x'.repeat(300 * 1024) }, as(ROOT))).status).toBe(413);
+    expect((await app.http.createDownload({ url: urls[0]!, filename: 'x'.repeat(16 * 1024) }, as(ROOT))).status).toBe(413);
   });
 
   test('when a preview asks for a URL with nothing at it, then it is a 422 with the error code and nothing is created', async () => {
