@@ -18,7 +18,7 @@ import { queueCounts } from './operations/jobs.ts';
 import { createLogger, type Logger } from './operations/log.ts';
 import { Metrics } from './operations/metrics.ts';
 import { startQueue } from './queue/index.ts';
-import { listEntries } from './sources/listing/index.ts';
+import { LISTING_READ_TIMEOUT_MS, listEntries } from './sources/listing/index.ts';
 import { sourceReaders } from './sources/readers/index.ts';
 import { DocumentSandbox } from './sources/sandbox/document-sandbox.ts';
 import { ExtractionProxy } from './sources/site/proxy.ts';
@@ -105,7 +105,7 @@ async function startOn(
   // downloads and expansions, and by the API's previews.
   const proxy = ytdlp ? await ExtractionProxy.start(http.addresses) : undefined;
   const site = proxy && ytdlp ? { ytdlp, proxy, timeoutMs: config.ytdlpTimeoutSeconds * 1000 } : null;
-  const list: Lister = (url, options) => listEntries({ http, site, sandbox }, url, options);
+  const list: Lister = (url, options) => listEntries({ http, site, sandbox, readTimeoutMs: LISTING_READ_TIMEOUT_MS }, url, options);
   const expand = { collections, list, allowPrivateAddresses: config.allowPrivateAddresses };
   const worker: Worker | undefined =
     ffmpeg === undefined

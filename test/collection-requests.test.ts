@@ -56,6 +56,20 @@ describe('bad input', () => {
     expect(await collectionCount()).toBe(before);
   });
 
+  test('when a batch holds 100 URLs of 2,048 characters, the most the contract allows, then it is accepted, each URL a child', async () => {
+    const clip = source.file('/long/clip.mp4', mediaPath('clip.mp4'));
+    const urls = Array.from({ length: 100 }, (_, i) => `${clip}?${i}=`.padEnd(2048, 'x'));
+    const res = await createCollection(app.http, { urls, name: 'Long links' }, as(ROOT));
+    expect(res.status).toBe(202);
+    const collection = res.body as Collection;
+    expect(collection.counts.total).toBe(100);
+    // Nothing of it is wanted beyond its making.
+    await app.http.request('DELETE', `/collections/${collection.id}`, '/collections/{collection_id}', { headers: as(ROOT) });
+    // The larger body is that operation's alone, and it has its own bound.
+    expect((await createCollection(app.http, { urls, name: 'x'.repeat(300 * 1024) }, as(ROOT))).status).toBe(413);
+    expect((await app.http.createDownload({ url: urls[0]!, filename: 'x'.repeat(16 * 1024) }, as(ROOT))).status).toBe(413);
+  });
+
   test('when a preview asks for a URL with nothing at it, then it is a 422 with the error code and nothing is created', async () => {
     const before = await collectionCount();
     const res = await app.http.request('POST', '/collections/preview', '/collections/preview', {

@@ -34,6 +34,17 @@ describe('a batch', () => {
     }
   });
 
+  test('when a batch names one URL in several spellings (the scheme and host in capitals, a dot segment), then it is one child, as first written', async () => {
+    const url = source.file('/spelled/clip.mp4', mediaPath('clip.mp4'));
+    const { host } = new URL(url);
+    const spellings = [url, `HTTP://${host.toUpperCase()}/spelled/clip.mp4`, `http://${host}/spelled/./clip.mp4`];
+    const collection = (await createCollection(app.http, { urls: spellings })).body as Collection;
+    expect(collection.counts.total).toBe(1);
+    const done = await waitForCollection(app.http, collection.id, ['completed']);
+    expect(done.counts).toMatchObject({ total: 1, completed: 1 });
+    expect((await childrenOf(app.http, collection.id)).map((child) => child.url)).toEqual([url]);
+  });
+
   test('when a collection runs, then no more of its children than COLLECTION_CONCURRENCY are ever fetched or running at once', async () => {
     const urls = [1, 2, 3, 4, 5, 6].map((n) => source.file(`/slow/${n}.mp4`, mediaPath('clip.mp4'), { bytesPerSecond: 100_000 }));
     const collection = (await createCollection(app.http, { urls })).body as Collection;

@@ -24,7 +24,7 @@ let proxy: ExtractionProxy;
 let site: SiteReaderDeps;
 const http = testSourceHttp();
 const sandbox = new DocumentSandbox();
-const deps = (): ListingDeps => ({ http, site, sandbox });
+const deps = (): ListingDeps => ({ http, site, sandbox, readTimeoutMs: 30_000 });
 
 function list(url: string, options: { limit?: number; signal?: AbortSignal; deps?: ListingDeps } = {}): Promise<Listing> {
   return listEntries(options.deps ?? deps(), url, { limit: options.limit ?? 100, signal: options.signal ?? new AbortController().signal });
@@ -164,14 +164,14 @@ describe('pages', () => {
 
   test('when there is no yt-dlp, then the JW Player page has nothing the service can list: unsupported_source', async () => {
     const url = source.content('/jw/off.html', jwPlaylist('Off', [clip, song]));
-    const error = await failure(list(url, { deps: { http, site: null, sandbox } }));
+    const error = await failure(list(url, { deps: { ...deps(), site: null } }));
     expect(error.code).toBe('unsupported_source');
     expect(error.message).toContain('installing yt-dlp');
   });
 
   test('when there is no yt-dlp and the page holds one video, then the page itself is the one entry', async () => {
     const url = source.content('/one/off.html', page('Alone', `<video src="${clip}"></video>`));
-    expect(await list(url, { deps: { http, site: null, sandbox } })).toEqual({
+    expect(await list(url, { deps: { ...deps(), site: null } })).toEqual({
       title: 'Alone',
       extractor: 'page',
       truncated: false,
@@ -183,7 +183,7 @@ describe('pages', () => {
     const strict = await ExtractionProxy.start(new AddressPolicy(false));
     try {
       const url = source.content('/jw/confined.html', jwPlaylist('Confined', [clip, song]));
-      const error = await failure(list(url, { deps: { http, site: { ...site, proxy: strict }, sandbox } }));
+      const error = await failure(list(url, { deps: { ...deps(), site: { ...site, proxy: strict } } }));
       expect(error.code).toBe('blocked_address');
       // The service's own fetch only: yt-dlp's was refused at the proxy.
       expect(source.requestsFor('/jw/confined.html')).toHaveLength(1);
@@ -215,7 +215,7 @@ describe("yt-dlp's flat playlist, as a stand-in prints it", () => {
     await writeFile(`${base}.json`, JSON.stringify(json));
     await writeFile(base, `#!/bin/sh\nfor arg in "$@"; do echo "$arg"; done > '${base}.args'\ncat '${base}.json'\n`, { mode: 0o755 });
     return {
-      deps: { http, site: { ...site, ytdlp: { path: base, version: 'stand-in' } }, sandbox },
+      deps: { ...deps(), site: { ...site, ytdlp: { path: base, version: 'stand-in' } } },
       args: async () => (await readFile(`${base}.args`, 'utf8')).trim().split('\n'),
     };
   }

@@ -202,6 +202,29 @@ test('when a client hangs up mid-file, then the log line of its request says the
   expect(complete.res).not.toHaveProperty('aborted');
 });
 
+test('when a client leaves a preview before its answer, then the reading of the source stops, and the log holds no error for it', async () => {
+  let closed = false;
+  const feed = source.route('/left-feed.xml', (_req, res) => {
+    // A feed that sends its start and then nothing, until the reading lets go of it.
+    res.writeHead(200, { 'content-type': 'application/rss+xml' }).write('<rss><channel><title>Waiting</title>');
+    res.on('close', () => (closed = true));
+  });
+  const controller = new AbortController();
+  const preview = fetch(`${app.url}/collections/preview`, {
+    method: 'POST',
+    headers: { ...withKey, 'Content-Type': 'application/json', 'X-Request-Id': 'ops-preview-left' },
+    body: JSON.stringify({ url: feed }),
+    signal: controller.signal,
+  });
+  await waitFor('the feed to be asked for', () => source.requestsFor('/left-feed.xml').length === 1, 5_000);
+  controller.abort();
+  await expect(preview).rejects.toThrow();
+  await waitFor('the feed connection to close', () => closed, 5_000);
+  const mine = () => logLines().filter((entry) => (entry.req as { id?: string } | undefined)?.id === 'ops-preview-left');
+  await waitFor('the request line', () => mine().some((entry) => (entry.msg as string).startsWith('POST /collections/preview')), 5_000);
+  expect(mine().filter((entry) => (entry.level as number) >= 50 || 'err' in entry)).toEqual([]);
+});
+
 test('when an HLS stream completes, then its last line says how many segments came, how many were retried, and the slowest', async () => {
   const hls = await prepareHlsFixtures();
   const created = await app.http.createDownload({ url: serveHlsFixture(source, hls.ts, '/hls/ts') }, withKey);

@@ -133,7 +133,15 @@ export class CollectionCreator {
   }
 }
 
-/** Each URL once, in its first place. */
+/** Each URL once, in its first place and spelling: two spellings that parse alike (`HTTP://A/./b`, `http://a/b`) are one URL, as a feed's entries are. */
 function unique(urls: string[]): string[] {
-  return [...new Set(urls)];
+  const seen = new Set<string>();
+  const kept: string[] = [];
+  for (const url of urls) {
+    const parsed = new URL(url).href;
+    if (seen.has(parsed)) continue;
+    seen.add(parsed);
+    kept.push(url);
+  }
+  return kept;
 }

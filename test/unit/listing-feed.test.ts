@@ -5,6 +5,7 @@ import { MAX_FEED_BYTES } from '../../src/sources/document-limits.ts';
 import { durationOf } from '../../src/sources/listing/feed-duration.ts';
 import { listEntries, type Listing } from '../../src/sources/listing/index.ts';
 import { DocumentSandbox } from '../../src/sources/sandbox/document-sandbox.ts';
+import { worstLoopStall } from '../support/loop-stalls.ts';
 import { testSourceHttp } from '../support/source-http.ts';
 
 // Feeds listed as a collection's entries, served by a server of this file on 127.0.0.1: RSS 2.0 and
@@ -43,7 +44,7 @@ function serve(path: string, body: string | Buffer, type = 'application/rss+xml'
 }
 
 function list(url: string, limit = 100, signal = new AbortController().signal): Promise<Listing> {
-  return listEntries({ http: sourceHttp, site: null, sandbox }, url, { limit, signal });
+  return listEntries({ http: sourceHttp, site: null, sandbox, readTimeoutMs: 30_000 }, url, { limit, signal });
 }
 
 async function failure(promise: Promise<unknown>): Promise<DownloadError> {
@@ -297,6 +298,49 @@ describe('a feed that does not end', () => {
     const listing = list(`${origin}${path}`, 10, controller.signal);
     setTimeout(() => controller.abort(new Error('cancelled by the test')), 200);
     await expect(listing).rejects.toThrow('cancelled by the test');
+    await waitUntil(() => closed);
+  });
+});
+
+describe('a feed written to be costly', () => {
+  test('when a feed nests elements 20,000 deep after its first item, then the reading stops at the depth limit: the item is listed, truncated, and no turn of the event loop takes long', async () => {
+    const deep = `${'<div>'.repeat(20_000)}${item('<enclosure url="http://a.example/deep.mp4"/>')}${'</div>'.repeat(20_000)}`;
+    const url = serve('/deep.xml', rss(`${item('<enclosure url="http://a.example/1.mp4"/>')}${deep}${item('<enclosure url="http://a.example/2.mp4"/>')}`));
+    const stalls = worstLoopStall();
+    const listing = await list(url);
+    expect(stalls.stop()).toBeLessThan(500);
+    expect(listing).toEqual({
+      title: 'A podcast',
+      extractor: 'feed',
+      truncated: true,
+      entries: [{ id: null, url: 'http://a.example/1.mp4', title: null, durationSeconds: null }],
+    });
+
+    const nothing = serve('/deep-only.xml', rss(deep));
+    const error = await failure(list(nothing));
+    expect(error.code).toBe('unsupported_source');
+    expect(error.message).toBe(`The feed at ${nothing} has no item with a video or audio file before its elements nest 32 deep.`);
+  });
+
+  test('when a feed trickles items without media for longer than the reading may take, then it is source_timeout, retryable, and its connection goes', async () => {
+    let closed = false;
+    routes.set('/trickle.xml', (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/rss+xml' });
+      response.write('<rss><channel><title>Trickle</title>');
+      // Steady enough for any speed floor: an item every 50 ms, none with media.
+      const timer = setInterval(() => response.write(item(`<title>${'n'.repeat(2000)}</title>`)), 50);
+      response.on('close', () => {
+        clearInterval(timer);
+        closed = true;
+      });
+    });
+    const started = performance.now();
+    const error = await failure(
+      listEntries({ http: sourceHttp, site: null, sandbox, readTimeoutMs: 1000 }, `${origin}/trickle.xml`, { limit: 10, signal: new AbortController().signal }),
+    );
+    expect(error).toMatchObject({ code: 'source_timeout', retryable: true });
+    expect(error.message).toBe(`Reading ${origin}/trickle.xml took longer than 1 s.`);
+    expect(performance.now() - started).toBeLessThan(5000);
     await waitUntil(() => closed);
   });
 });

@@ -39,7 +39,7 @@ function serve(path: string, body: string | Buffer, type = 'text/html; charset=u
 }
 
 function list(url: string, limit = 100, http: SourceHttp = testSourceHttp()): Promise<Listing> {
-  return listEntries({ http, site: null, sandbox }, url, { limit, signal: new AbortController().signal });
+  return listEntries({ http, site: null, sandbox, readTimeoutMs: 30_000 }, url, { limit, signal: new AbortController().signal });
 }
 
 async function failure(promise: Promise<unknown>): Promise<DownloadError> {

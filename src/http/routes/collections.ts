@@ -68,6 +68,8 @@ export function collectionRoutes(deps: CollectionRoutesDeps): Router {
       const preview = await previewCollection({ list: deps.list, rules, maxItems: config.maxCollectionItems }, body, controller.signal);
       sendJson(res, ['/collections/preview', 'post'], 200, preview);
     } catch (error) {
+      // The client left: no answer is owed, and its leaving is no fault of the server's.
+      if (controller.signal.aborted) return;
       if (error instanceof DownloadError) throw new HttpProblem(422, error.message, {}, undefined, error.code);
       throw error;
     }

@@ -28,8 +28,16 @@ const ITEMS = new Set(['item', 'atom:entry']);
 
 /** Text read of one element at most: a title is a label of a few hundred characters, and the rest is dropped. */
 const MAX_TEXT_CHARS = 8192;
-/** Elements deeper than this are not looked at: nothing read is nested more than a few levels. */
+/**
+ * An element nested deeper than this ends the reading, as the byte limit does: no feed nests what
+ * is read more than a few levels, and saxes resolves each element's namespace by walking every
+ * open element, so a feed nested 20,000 deep would hold the event loop for seconds.
+ */
 const MAX_DEPTH = 32;
+
+/** Thrown out of saxes's write by the element past MAX_DEPTH: nothing more of the feed is parsed. */
+class TooDeep extends Error {}
+const TOO_DEEP = ` before its elements nest ${MAX_DEPTH} deep`;
 
 type Item = {
   title: string | null;
@@ -87,8 +95,8 @@ class FeedParse {
     const parent = this.open.at(-1);
     const key = keyOf(tag);
     const depth = this.depth++;
-    if (depth < MAX_DEPTH) this.open.push(key);
-    else return;
+    if (depth >= MAX_DEPTH) throw new TooDeep();
+    this.open.push(key);
     if (this.text) return;
     if (this.item) {
       this.itemElement(tag, key, depth);
@@ -124,7 +132,7 @@ class FeedParse {
 
   private closed(): void {
     const depth = --this.depth;
-    if (depth < MAX_DEPTH) this.open.pop();
+    this.open.pop();
     if (this.text?.depth === depth) {
       const { key, value } = this.text;
       this.text = null;
@@ -137,6 +145,18 @@ class FeedParse {
       const url = fields.enclosure ?? fields.media?.url ?? null;
       const duration = durationOf(fields.duration) ?? durationOf(fields.media?.duration ?? null);
       this.entries.add({ url, id: fields.id, title: fields.title, durationSeconds: duration });
+    }
+  }
+
+  /** Parses more of the feed; false when it nests too deep to be read further. */
+  write(text: string, last = false): boolean {
+    try {
+      this.parser.write(text);
+      if (last) this.parser.close();
+      return true;
+    } catch (error) {
+      if (error instanceof TooDeep) return false;
+      throw error;
     }
   }
 
@@ -157,19 +177,22 @@ export async function readFeed(response: SourceResponse, entries: EntryList, sig
   const parse = new FeedParse(response.url, entries);
   const decoder = new StringDecoder('utf8');
   let bytes = 0;
-  let ended = false;
+  // Where the reading stopped short of the feed's end, when a bound stopped it.
+  let cut: string | null = null;
   try {
     for await (const chunk of response.body) {
       signal.throwIfAborted();
       const buffer = chunk as Buffer;
       bytes += buffer.length;
-      if (bytes > MAX_FEED_BYTES) break;
+      if (bytes > MAX_FEED_BYTES) {
+        cut = ` in its first ${MAX_FEED_BYTES} bytes`;
+        break;
+      }
       response.floor.arrived(buffer.length);
-      parse.parser.write(decoder.write(buffer));
-      if (entries.full) break;
+      if (!parse.write(decoder.write(buffer))) cut = TOO_DEEP;
+      if (cut !== null || entries.full) break;
     }
-    ended = bytes <= MAX_FEED_BYTES && !entries.full;
-    if (ended) parse.parser.write(decoder.end()).close();
+    if (cut === null && !entries.full && !parse.write(decoder.end(), true)) cut = TOO_DEEP;
   } catch (error) {
     throw transportError(error, signal);
   } finally {
@@ -177,8 +200,7 @@ export async function readFeed(response: SourceResponse, entries: EntryList, sig
     discard(response);
   }
   if (entries.size === 0) {
-    const where = ended ? '' : ` in its first ${MAX_FEED_BYTES} bytes`;
-    throw new DownloadError('unsupported_source', `The feed at ${response.url} has no item with a video or audio file${where}.`);
+    throw new DownloadError('unsupported_source', `The feed at ${response.url} has no item with a video or audio file${cut ?? ''}.`);
   }
-  return { title: parse.title, more: !ended };
+  return { title: parse.title, more: cut !== null || entries.full };
 }

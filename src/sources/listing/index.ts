@@ -17,40 +17,62 @@ import { listWithSite } from './site.ts';
 
 export type { ListedEntry, Listing } from './entries.ts';
 
-/** `site`: null when there is no yt-dlp, or YTDLP=off. `sandbox`: where pages are parsed, off the thread that serves the API. */
-export type ListingDeps = { http: SourceHttp; site: SiteReaderDeps | null; sandbox: DocumentSandbox };
+/**
+ * `site`: null when there is no yt-dlp, or YTDLP=off. `sandbox`: where pages are parsed, off the
+ * thread that serves the API. `readTimeoutMs`: the longest the service's own reading of the URL
+ * (its answer, a feed, a page) may take; yt-dlp's turn has its own limit.
+ */
+export type ListingDeps = { http: SourceHttp; site: SiteReaderDeps | null; sandbox: DocumentSandbox; readTimeoutMs: number };
+
+/**
+ * A source that keeps sending just above the speed floor (a feed of items without media) would
+ * otherwise hold a preview or an expansion until its byte limit, an hour away.
+ */
+export const LISTING_READ_TIMEOUT_MS = 120_000;
 
 type Options = { limit: number; signal: AbortSignal };
 
 /** At most `limit` entries, in the source's order, each URL once; `truncated` when the source held more. Throws DownloadError (src/core/errors.ts) with the codes downloads use when nothing can be listed. */
 export async function listEntries(deps: ListingDeps, url: string, options: { limit: number; signal: AbortSignal }): Promise<Listing> {
-  const entries = new EntryList(options.limit);
+  // The deadline is the abort's reason, so that every read it cuts fails with it (transportError).
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new DownloadError('source_timeout', `Reading ${url} took longer than ${deps.readTimeoutMs / 1000} s.`, true)),
+    deps.readTimeoutMs,
+  );
+  let read: Listing | PageReading | null;
+  try {
+    read = await readOwn(deps, url, options.limit, AbortSignal.any([options.signal, deadline.signal]));
+  } finally {
+    clearTimeout(timer);
+  }
+  return read !== null && 'entries' in read ? read : listBeyondPage(deps, url, read, options);
+}
+
+/** The service's own reading: the listing, when the answer is one it lists; else what the page it read holds, if any, for yt-dlp's turn. */
+async function readOwn(deps: ListingDeps, url: string, limit: number, signal: AbortSignal): Promise<Listing | PageReading | null> {
+  const entries = new EntryList(limit);
   // A failure while its first KiB arrives is a transport failure as any other, or the cancel.
-  const arrival = await arrive({ http: deps.http, signal: options.signal }, url).catch((error: unknown) => {
-    throw transportError(error, options.signal);
+  const arrival = await arrive({ http: deps.http, signal }, url).catch((error: unknown) => {
+    throw transportError(error, signal);
   });
   const { response, detected } = arrival;
-  let page: PageReading | null = null;
   try {
     if (detected === 'direct' || detected === 'hls' || detected === 'dash') return single(url, null, detected);
     if (isFeed({ contentType: response.headers['content-type'] ?? null, head: arrival.head })) {
-      const feed = await readFeed(response, entries, options.signal);
+      const feed = await readFeed(response, entries, signal);
       return entries.listing(feed.title, 'feed', feed.more);
     }
-    if (detected === 'page') {
-      const bytes = await readDocument(response, 'page', options.signal);
-      const listed = await deps.sandbox.listedPage({ bytes, pageUrl: response.url, listLimit: options.limit }, options.signal);
-      // No reading: the page's media elements are its list.
-      if (!listed.reading) {
-        for (const entry of listed.entries) entries.add(entry);
-        return entries.listing(listed.title, 'page');
-      }
-      page = listed.reading;
-    }
+    if (detected !== 'page') return null;
+    const bytes = await readDocument(response, 'page', signal);
+    const listed = await deps.sandbox.listedPage({ bytes, pageUrl: response.url, listLimit: limit }, signal);
+    // No reading: the page's media elements are its list.
+    if (listed.reading) return listed.reading;
+    for (const entry of listed.entries) entries.add(entry);
+    return entries.listing(listed.title, 'page');
   } finally {
     discard(response);
   }
-  return listBeyondPage(deps, url, page, options);
 }
 
 /**
