@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Download } from './support/api.ts';
-import { cli, expectPlain, startCli, type Run } from './support/cli-process.ts';
+import { expectPlain, runOnTerminal, startCli, type Run } from './support/cli-process.ts';
 import { childrenOf, type Collection } from './support/collections.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath, sha256File } from './support/media.ts';
@@ -145,15 +144,8 @@ test.each([
 test('when vds get on several entries runs on a terminal, then one bar counts the entries and the bytes saved', async () => {
   // util-linux's `script` gives the CLI a pseudo-terminal, as a person's shell would.
   const urls = ['/tty/a.mp4', '/tty/b.mp4'].map((route) => source.file(route, mediaPath('clip.mp4')));
-  const command = [process.execPath, cli, 'get', ...urls, '--name', 'On a terminal'].map((arg) => `'${arg}'`).join(' ');
-  const child = spawn('script', ['-qec', command, '/dev/null'], {
-    cwd: work,
-    env: { ...process.env, VDS_SERVER: app.service.url },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  expect(await new Promise<number | null>((resolve) => child.on('close', resolve))).toBe(0);
+  const { code, output } = await runOnTerminal(['get', ...urls, '--name', 'On a terminal'], work, { VDS_SERVER: app.service.url });
+  expect(code).toBe(0);
   expect(output).toMatch(/saved +\[[█░]+\] 2\/2 entries \| [\d.]+ [KM]B saved/);
   expect(output).toContain('\x1b['); // drawn in place
   // One bar for the whole collection: never a bar of one entry's own bytes.

@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Download } from './support/api.ts';
 import { startTestService, type TestService } from './support/api.ts';
-import { cli, expectPlain, startCli, type Started } from './support/cli-process.ts';
+import { expectPlain, runOnTerminal, startCli, type Started } from './support/cli-process.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { unusedPort } from './support/ports.ts';
@@ -191,15 +190,7 @@ test('when vds get runs on a terminal, then it draws a bar with bytes, speed and
   const target = path.join(work, 'tty.mp4');
   const size = (await stat(mediaPath('big.mp4'))).size;
   const url = source.file('/tty.mp4', mediaPath('big.mp4'), { bytesPerSecond: Math.ceil(size / 3) });
-  const command = [process.execPath, cli, 'get', url, '-o', target].map((arg) => `'${arg}'`).join(' ');
-  const child = spawn('script', ['-qec', command, '/dev/null'], {
-    cwd: work,
-    env: { ...process.env, VDS_SERVER: app.service.url },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const { code, output } = await runOnTerminal(['get', url, '-o', target], work, { VDS_SERVER: app.service.url });
   expect(code).toBe(0);
   expect(output).toMatch(/downloading +\[[█░]+\] \d+% \| [\d.]+ [KM]?B of [\d.]+ [KM]?B \| [\d.]+ [KM]?B\/s \| ETA \d+s/);
   expect(output).toMatch(/saving +\[[█░]+\] 100% \| [\d.]+ [KM]B of [\d.]+ [KM]B \| .+ \| ETA /);

@@ -1,49 +1,21 @@
-import { rm, stat } from 'node:fs/promises';
-import { makeDataDir } from './support/api.ts';
+import { stat } from 'node:fs/promises';
 import { childrenOf, createCollection, getCollection, type Collection } from './support/collections.ts';
-import { createTestDatabase, type TestDatabase } from './support/database.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
 import { mediaPath, sha256File } from './support/media.ts';
-import { killServiceProcesses, spawnServiceProcess } from './support/service-process.ts';
+import { useProcessSetting } from './support/process-setting.ts';
 import { waitFor } from './support/waiting.ts';
 
 // A collection outlives the process running it: killed with SIGKILL mid-collection, it completes
 // after a restart, its interrupted children resumed rather than fetched again, and however many
 // worker processes there are, no more than COLLECTION_CONCURRENCY of its children run at once.
 
-let database: TestDatabase;
-let dataDir: string;
-let source: FixtureServer;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  dataDir = await makeDataDir();
-  source = await startFixtureServer();
-});
-
-afterAll(async () => {
-  await killServiceProcesses();
-  await source?.close();
-  await database?.drop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-});
+// One connection a file, so that each child's bytes are one request's, or two after a resume.
+const setting = useProcessSetting({ COLLECTION_CONCURRENCY: '2', DIRECT_CONNECTIONS: '1' });
+const { source } = setting;
 
 /** A killed worker's claim holds until its lease runs out (30 s after its last renewal). */
 const TAKEOVER_MS = 90_000;
 
-function startProcess(env: Record<string, string> = {}) {
-  return spawnServiceProcess({
-    DATABASE_URL: database.url,
-    DATA_DIR: dataDir,
-    ALLOW_PRIVATE_ADDRESSES: 'true',
-    RATE_LIMIT_PER_MINUTE: '0',
-    RETRY_DELAY_SECONDS: '1',
-    COLLECTION_CONCURRENCY: '2',
-    // One connection a file, so that each child's bytes are one request's, or two after a resume.
-    DIRECT_CONNECTIONS: '1',
-    ...env,
-  });
-}
+const startProcess = (env: Record<string, string> = {}) => setting.start(env);
 
 test('when the process is killed with SIGKILL mid-collection and two processes take over, then it completes, each interrupted child resumes from its checkpoint, and never more than two children are fetched at once', async () => {
   const size = (await stat(mediaPath('big.mp4'))).size;

@@ -1,48 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { makeDataDir, type Download } from './support/api.ts';
-import { createTestDatabase, type TestDatabase } from './support/database.ts';
-import { startFixtureServer, type FixtureServer } from './support/fixture-server.ts';
+import type { Download } from './support/api.ts';
 import { frameHashes } from './support/ffmpeg.ts';
 import { mediaPath, sha256File } from './support/media.ts';
-import { killServiceProcesses, spawnServiceProcess } from './support/service-process.ts';
+import { killServiceProcesses } from './support/service-process.ts';
 import { segmentedMedia } from './support/streams/segmented-media.ts';
+import { useProcessSetting } from './support/process-setting.ts';
 import { waitFor, waitForProgress } from './support/waiting.ts';
 
-let database: TestDatabase;
-let dataDir: string;
-let source: FixtureServer;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  dataDir = await makeDataDir();
-  source = await startFixtureServer();
-});
-
-afterAll(async () => {
-  // Killed first: a live process would hold connections to the database and files in the dir.
-  await killServiceProcesses();
-  await source?.close();
-  await database?.drop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-});
+const setting = useProcessSetting();
+const { source } = setting;
 
 // A killed worker's claim on its download holds until its lease runs out (30 s after its last
 // renewal), so the next process takes the download over only then.
 const TAKEOVER_MS = 60_000;
 
-function startProcess(env: Record<string, string> = {}) {
-  return spawnServiceProcess({
-    DATABASE_URL: database.url,
-    DATA_DIR: dataDir,
-    ALLOW_PRIVATE_ADDRESSES: 'true',
-    RATE_LIMIT_PER_MINUTE: '0',
-    RETRY_DELAY_SECONDS: '1',
-    ...env,
-  });
-}
+const startProcess = (env: Record<string, string> = {}) => setting.start(env);
 
 test('when the process is killed with SIGKILL mid-download and restarted on the same data, then orphaned partial files go at start and the download finishes from its checkpoint', async () => {
   const size = (await stat(mediaPath('big.mp4'))).size;
@@ -60,9 +35,9 @@ test('when the process is killed with SIGKILL mid-download and restarted on the 
   await waitFor('the fixture to see the connection drop', () => cut!.outcome !== undefined);
   expect(cut!.outcome).toBe('aborted');
   const sentBeforeKill = cut!.bytesSent;
-  const partialFile = path.join(dataDir, 'partial', id, 'direct.part');
+  const partialFile = path.join(setting.dataDir, 'partial', id, 'direct.part');
   // The spans written are recorded after the bytes, at most a second behind them.
-  const spans = JSON.parse(await readFile(path.join(dataDir, 'partial', id, 'direct.kept'), 'utf8')) as Array<{ start: number; end: number }>;
+  const spans = JSON.parse(await readFile(path.join(setting.dataDir, 'partial', id, 'direct.kept'), 'utf8')) as Array<{ start: number; end: number }>;
   expect(spans).toEqual([{ start: 0, end: expect.any(Number) }]);
   const kept = spans[0]!.end;
   expect((await stat(partialFile)).size).toBeGreaterThanOrEqual(kept);
@@ -70,7 +45,7 @@ test('when the process is killed with SIGKILL mid-download and restarted on the 
   expect(kept).toBeLessThan(size);
 
   // What a download whose row is gone (or a crash before its row was written) leaves behind.
-  const orphan = path.join(dataDir, 'partial', randomUUID());
+  const orphan = path.join(setting.dataDir, 'partial', randomUUID());
   await mkdir(orphan);
   await writeFile(path.join(orphan, 'direct.part'), 'bytes nobody will ask for again');
 
@@ -82,8 +57,8 @@ test('when the process is killed with SIGKILL mid-download and restarted on the 
   const done = await second.waitForStatus(id, ['completed'], TAKEOVER_MS);
   const expected = await sha256File(mediaPath('big.mp4'));
   expect(done.file?.sha256).toBe(expected);
-  expect(await sha256File(path.join(dataDir, 'files', id))).toBe(expected);
-  expect(existsSync(path.join(dataDir, 'partial', id))).toBe(false);
+  expect(await sha256File(path.join(setting.dataDir, 'files', id))).toBe(expected);
+  expect(existsSync(path.join(setting.dataDir, 'partial', id))).toBe(false);
 
   const requests = source.requestsFor('/big.mp4');
   expect(requests.map((request) => request.range)).toEqual([undefined, `bytes=${kept}-`]);
@@ -123,7 +98,7 @@ test('when the process is killed with SIGKILL mid-way through an HLS stream, the
 
   const second = await startProcess({ SEGMENT_CONCURRENCY: '1' });
   const done = await second.waitForStatus(id, ['completed'], TAKEOVER_MS);
-  expect(await frameHashes(path.join(dataDir, 'files', id))).toEqual(await frameHashes(media.sourceTs));
+  expect(await frameHashes(path.join(setting.dataDir, 'files', id))).toEqual(await frameHashes(media.sourceTs));
   expect(done.file?.duration_seconds).toBeGreaterThan(5.5);
   // The record trails the file by at most a second: the first two segments are in it whatever the
   // moment of the kill, and no segment is asked for more than once after it.
@@ -150,6 +125,6 @@ test('when every attempt a download may have ends with its process killed, then 
   expect(done).toMatchObject({ status: 'failed', attempts: 2, error: { code: 'processing_failed', retryable: false } });
   // The second attempt fetched nothing: it failed before reaching the source.
   expect(source.requestsFor('/killer.mp4')).toHaveLength(1);
-  await waitFor('the working files to go', () => !existsSync(path.join(dataDir, 'partial', id)));
+  await waitFor('the working files to go', () => !existsSync(path.join(setting.dataDir, 'partial', id)));
   await second.kill('SIGTERM');
 }, 90_000);

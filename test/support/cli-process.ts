@@ -24,6 +24,15 @@ export function startCli(args: string[], cwd: string, env: Record<string, string
   };
 }
 
+/** Runs `vds args` in `cwd` on a pseudo-terminal (util-linux's `script`), as a person's shell would; its exit code and what it drew. */
+export function runOnTerminal(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, cli, ...args].map((arg) => `'${arg}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
+}
+
 /** Piped output is for logs and scripts: plain lines, not one control character (no escape, no carriage return). */
 export function expectPlain(run: Run): void {
   for (const text of [run.stdout, run.stderr]) expect(text).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
