@@ -1,16 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { components } from '../../generated/api.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import type { Caller } from '../downloads/caller.ts';
 import { CreateRequestCheck, InvalidDownloadRequest, type CreateRules } from '../downloads/create-rules.ts';
 import { audioFormatOf } from '../downloads/create.ts';
 import { cleanFileName } from '../downloads/filename.ts';
+import { createIdempotently, type CreateResult } from '../downloads/idempotent.ts';
 import { childrenOf } from './children.ts';
 import type { CollectionRepository, CollectionRow, NewCollection } from './repository.ts';
 
 export type CreateCollectionInput = components['schemas']['CreateCollection'];
-
-export type CreateResult = { kind: 'created' | 'replayed'; row: CollectionRow } | { kind: 'key_conflict' } | { kind: 'over_limit'; limit: number };
 
 /** The body as it will be stored, defaults applied, so that equal requests hash alike. */
 function requestHash(input: CreateCollectionInput, limit: number): string {
@@ -43,12 +41,9 @@ export class CollectionCreator {
   }
 
   /** Throws InvalidDownloadRequest, before anything is stored, for a request that cannot be a collection. */
-  async create(caller: Caller, input: CreateCollectionInput, idempotencyKey: string | undefined, linkBase: string): Promise<CreateResult> {
+  async create(caller: Caller, input: CreateCollectionInput, idempotencyKey: string | undefined, linkBase: string): Promise<CreateResult<CollectionRow>> {
     const limit = this.check(input);
     const data = this.newCollection(caller, input, limit, idempotencyKey, linkBase);
-    const replay = () => (idempotencyKey ? this.replay(caller.owner, idempotencyKey, data.requestHash) : null);
-    const earlier = await replay();
-    if (earlier) return earlier;
     const children = input.urls
       ? childrenOf(
           data,
@@ -56,15 +51,12 @@ export class CollectionCreator {
         )
       : null;
     const bound = caller.sees === 'own' && this.deps.maxActivePerKey > 0 ? this.deps.maxActivePerKey : undefined;
-    try {
-      const row = await this.deps.collections.create(data, children, bound);
-      if (row) return { kind: 'created', row };
-      return (await replay()) ?? { kind: 'over_limit', limit: bound! };
-    } catch (error) {
-      const winner = isUniqueViolation(error) ? await replay() : null;
-      if (winner) return winner;
-      throw error;
-    }
+    return createIdempotently({
+      earlier: idempotencyKey ? () => this.deps.collections.findByIdempotencyKey(caller.owner, idempotencyKey) : null,
+      requestHash: data.requestHash,
+      create: () => this.deps.collections.create(data, children, bound),
+      limit: bound,
+    });
   }
 
   /** The rules beyond the schema; returns the number of entries to take. */
@@ -124,12 +116,6 @@ export class CollectionCreator {
       idempotencyKey: idempotencyKey ?? null,
       requestHash: requestHash(input, limit),
     };
-  }
-
-  private async replay(owner: string, idempotencyKey: string, hash: string): Promise<CreateResult | null> {
-    const existing = await this.deps.collections.findByIdempotencyKey(owner, idempotencyKey);
-    if (!existing) return null;
-    return existing.requestHash === hash ? { kind: 'replayed', row: existing } : { kind: 'key_conflict' };
   }
 }
 

@@ -1,14 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Download as Row } from '../../generated/prisma/client.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import type { Caller } from './caller.ts';
 import { CreateBatcher } from './create-batch.ts';
 import { CreateRequestCheck, type CreateDownloadInput, type CreateRules } from './create-rules.ts';
 import { cleanFileName } from './filename.ts';
+import { createIdempotently, type CreateResult } from './idempotent.ts';
 import type { DownloadRepository, NewDownload } from './repository.ts';
-
-/** `over_limit`: the caller already has as many downloads running or waiting as it may. */
-export type CreateResult = { kind: 'created' | 'replayed'; row: Row } | { kind: 'key_conflict' } | { kind: 'over_limit'; limit: number };
 
 /** The body as it will be stored, defaults applied, so that `{url}` and `{url, quality:"best"}` agree. */
 export function requestHash(input: CreateDownloadInput): string {
@@ -27,10 +24,9 @@ export function requestHash(input: CreateDownloadInput): string {
 /**
  * Records downloads and queues their jobs, each row in one transaction with its job: there is
  * never a row without its job nor a job without its row; creates that arrive together share a
- * transaction (group commit). A repeat of a request with the same idempotency key by the same
- * owner (also a concurrent one: the unique index makes the loser wait for the winner) returns the
- * first row; under another owner the key is another key. A caller held to its own downloads may
- * have at most `maxActivePerKey` of them not yet ended (0: no limit).
+ * transaction (group commit). Idempotency keys are as idempotent.ts says, under the owner's name
+ * (under another owner the key is another key). A caller held to its own downloads may have at
+ * most `maxActivePerKey` of them not yet ended (0: no limit).
  */
 export class DownloadCreator {
   private readonly batch: CreateBatcher;
@@ -45,31 +41,16 @@ export class DownloadCreator {
    * `linkBase`: the origin and BASE_PATH of the request, which links in its webhook are built on.
    * Throws InvalidDownloadRequest, before anything is stored, for a request that cannot be a download.
    */
-  async create(caller: Caller, input: CreateDownloadInput, idempotencyKey: string | undefined, linkBase: string): Promise<CreateResult> {
+  async create(caller: Caller, input: CreateDownloadInput, idempotencyKey: string | undefined, linkBase: string): Promise<CreateResult<Row>> {
     this.request.check(input);
     const data = newDownload(caller, input, idempotencyKey, linkBase);
-    const replay = () => (idempotencyKey ? this.replay(caller.owner, idempotencyKey, data.requestHash) : null);
-    const earlier = await replay();
-    if (earlier) return earlier;
     const limit = caller.sees === 'own' && this.deps.maxActivePerKey > 0 ? this.deps.maxActivePerKey : undefined;
-    try {
-      const row = await this.batch.add(data, limit);
-      if (row) return { kind: 'created', row };
-      // A repeat sent together with its first request can find the limit reached by that very
-      // request: it is a repeat, and gets that download like any other.
-      return (await replay()) ?? { kind: 'over_limit', limit: limit! };
-    } catch (error) {
-      const winner = isUniqueViolation(error) ? await replay() : null;
-      if (winner) return winner;
-      throw error;
-    }
-  }
-
-  /** What an earlier request with this key created, or the conflict when its body differed. */
-  private async replay(owner: string, idempotencyKey: string, requestHash: string): Promise<CreateResult | null> {
-    const existing = await this.deps.downloads.findByIdempotencyKey(owner, idempotencyKey);
-    if (!existing) return null;
-    return existing.requestHash === requestHash ? { kind: 'replayed', row: existing } : { kind: 'key_conflict' };
+    return createIdempotently({
+      earlier: idempotencyKey ? () => this.deps.downloads.findByIdempotencyKey(caller.owner, idempotencyKey) : null,
+      requestHash: data.requestHash,
+      create: () => this.batch.add(data, limit),
+      limit,
+    });
   }
 }
 
