@@ -15,7 +15,7 @@ import { remux } from '../src/media/remux.ts';
 import { bundledFfmpeg, frameHashes, resolveFfmpeg, runFfmpeg as runTestFfmpeg } from './support/ffmpeg.ts';
 import { mediaPath } from './support/media.ts';
 import { segmentedMedia, type SegmentedMedia } from './support/streams/segmented-media.ts';
-import { testOnTmpfs } from './support/tmpfs.ts';
+import { mountTmpfs, unmountTmpfs } from './support/tmpfs.ts';
 
 const MAX_BYTES = 100 * 1024 * 1024;
 const MINUTE = { timeLimitMs: 60_000 };
@@ -175,10 +175,10 @@ describe('ffmpeg remux and probe', () => {
     expect(await readdir(work)).toEqual([]);
   });
 
-  testOnTmpfs('when the disk fills while ffmpeg writes, then remux fails as storage_full and leaves no output behind', async () => {
+  test('when the disk fills while ffmpeg writes, then remux fails as storage_full and leaves no output behind', async () => {
     const full = await mkdtemp(path.join(dir, 'full-'));
     // A 1 MiB tmpfs, smaller than the 3 MB clip.
-    await promisify(execFile)('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', full]);
+    await mountTmpfs(full, '1m');
     try {
       expect((await stat(mediaPath('big.mp4'))).size).toBeGreaterThan(1024 * 1024);
       const failure = await remux({ ffmpeg, inputs: [mediaPath('big.mp4')], output: path.join(full, 'out'), maxBytes: MAX_BYTES, signal }).catch(
@@ -188,7 +188,7 @@ describe('ffmpeg remux and probe', () => {
       expect(failure).toMatchObject({ code: 'storage_full', retryable: false });
       expect(await readdir(full)).toEqual([]);
     } finally {
-      await promisify(execFile)('umount', [full]);
+      await unmountTmpfs(full);
     }
   });
 

@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { layOut } from '../src/sources/segmented/layout.ts';
 import { startTestService, type Download, type TestService } from './support/api.ts';
@@ -15,7 +13,7 @@ import { mediaPath, sha256File } from './support/media.ts';
 import { downloadWhileProbing, expectNothingStored, placesOf } from './support/outcomes.ts';
 import { watchResponsiveness } from './support/responsiveness.ts';
 import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support/streams/hls-fixtures.ts';
-import { describeOnTmpfs } from './support/tmpfs.ts';
+import { mountTmpfs, unmountTmpfs } from './support/tmpfs.ts';
 import { waitFor, waitForProgress } from './support/waiting.ts';
 
 // What a source sends is an attacker's input. Whatever it is, the API keeps answering, a download
@@ -265,14 +263,14 @@ describe('a download that ends elsewhere while it runs', () => {
   });
 });
 
-describeOnTmpfs('a full disk', () => {
+describe('a full disk', () => {
   const mounts: string[] = [];
   const services: TestService[] = [];
 
   /** A service whose DATA_DIR is a tmpfs of `size` (its database stays the test database). */
   async function serviceOnTmpfs(size: string): Promise<TestService> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'vds-full-disk-'));
-    await promisify(execFile)('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
+    await mountTmpfs(dir, size);
     mounts.push(dir);
     const service = await startTestService({ maxAttempts: 3, dataDir: dir });
     services.push(service);
@@ -289,7 +287,7 @@ describeOnTmpfs('a full disk', () => {
   afterAll(async () => {
     await Promise.all(services.map((service) => service.stop()));
     for (const dir of mounts) {
-      await promisify(execFile)('umount', [dir]);
+      await unmountTmpfs(dir);
       await rm(dir, { recursive: true, force: true });
     }
   });

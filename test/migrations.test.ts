@@ -9,9 +9,7 @@ import { projectRoot } from '../src/config/paths.ts';
 import { applyMigrations, schemaDiff } from '../src/db/migrate.ts';
 import { loadSchemaEngine, migrationsDir, readMigrations, schemaEngineWasmPath } from '../src/db/schema-engine.ts';
 import { createTestDatabase, type TestDatabase } from './support/database.ts';
-import { findNativeSchemaEngine, prismaMigrateDeploy } from './support/native-schema-engine.ts';
 import { ADMIN_DATABASE_URL_ENV, publishedEnv } from './support/published-env.ts';
-import { schemaSnapshot } from './support/schema-snapshot.ts';
 
 // src/db/schema-engine.ts runs Prisma's WebAssembly schema engine by hand, against internals that
 // Prisma pins to one engines build: the engine's glue, its imports and exports, the adapter it is
@@ -36,9 +34,6 @@ const wasm = (
     };
   }
 ).WebAssembly;
-
-const native = findNativeSchemaEngine();
-if (!native.found) console.info(`migrations.test.ts: skipping the comparison with prisma migrate deploy: ${native.reason}`);
 
 describe('the Prisma release', () => {
   it('is one version of prisma, @prisma/client and the driver adapter packages', async () => {
@@ -127,24 +122,4 @@ describe('the migrations', () => {
       await client.end();
     }
   });
-
-  (native.found ? it : it.skip)(
-    // The CLI downloads that engine from Prisma's binaries host, which neither CI nor an offline machine reaches; no npm package carries it.
-    `give the schema and history that prisma migrate deploy gives, only where a native schema engine exists (${native.found ? native.where : `skipped: ${native.reason}`})`,
-    async () => {
-      const reference = await createTestDatabase();
-      try {
-        await prismaMigrateDeploy(reference.url);
-        await applyMigrations(database.url);
-        expect(await schemaSnapshot(database.url)).toEqual(await schemaSnapshot(reference.url));
-
-        // The native engine takes the history ours wrote as its own: nothing left to apply.
-        const before = await schemaSnapshot(database.url);
-        expect(await prismaMigrateDeploy(database.url)).toMatch(/No pending migrations/);
-        expect(await schemaSnapshot(database.url)).toEqual(before);
-      } finally {
-        await reference.drop();
-      }
-    },
-  );
 });

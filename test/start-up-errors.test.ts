@@ -144,9 +144,10 @@ test('when STORAGE=s3 comes without S3_BUCKET, then the service exits 1 with one
   }
 });
 
-const asRoot = process.getuid?.() === 0;
-if (!asRoot)
-  console.log('start-up-errors.test.ts: skipped the embedded PostgreSQL permission tests: they need root, where PostgreSQL runs as the `postgres` user');
+/** What only root can show: PostgreSQL run as the `postgres` user, under a folder root made. */
+function expectRoot(): void {
+  if (process.getuid?.() !== 0) throw new Error('This test needs root, where PostgreSQL runs as the `postgres` user: run the suite as root, as CI does.');
+}
 
 describe('as root, with DATA_DIR inside a 0700 directory (what `mktemp -d` makes), which the `postgres` user cannot enter as it is', () => {
   let locked: string;
@@ -160,19 +161,17 @@ describe('as root, with DATA_DIR inside a 0700 directory (what `mktemp -d` makes
     await rm(locked, { recursive: true, force: true });
   });
 
-  (asRoot ? test : test.skip)(
-    'when the embedded PostgreSQL is started, then that directory is opened to passing through (o+x) and the database starts',
-    async () => {
-      const database = await startEmbeddedPostgres(path.join(locked, 'data'));
-      try {
-        expect((await stat(locked)).mode & 0o777).toBe(0o701);
-        const client = new pg.Client({ connectionString: database.url });
-        await client.connect();
-        expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
-        await client.end();
-      } finally {
-        await database.stop();
-      }
-    },
-  );
+  test('when the embedded PostgreSQL is started, then that directory is opened to passing through (o+x) and the database starts', async () => {
+    expectRoot();
+    const database = await startEmbeddedPostgres(path.join(locked, 'data'));
+    try {
+      expect((await stat(locked)).mode & 0o777).toBe(0o701);
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      await client.end();
+    } finally {
+      await database.stop();
+    }
+  });
 });

@@ -1,16 +1,18 @@
-// Mounting a tmpfs (to fill a disk) needs root, as CI and the development machines have. Decided
-// before collection: elsewhere the test counts as skipped and says why; as root a failed mount fails it.
-const root = process.getuid?.() === 0;
-const WHY = ' [skipped: mounting a tmpfs needs root]';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 
-/** `test`, or for anyone but root a skipped test whose name says why. */
-export function testOnTmpfs(name: string, fn: jest.ProvidesCallback, timeout?: number): void {
-  if (root) test(name, fn, timeout);
-  else test.skip(name + WHY, fn, timeout);
+// A disk that fills: a tmpfs of a given size. Mounting one needs root, as CI and the development
+// machines have (docs/development.md); elsewhere the tests that fill a disk fail and say why,
+// rather than pass unseen.
+
+const run = promisify(execFile);
+
+/** Mounts a tmpfs of `size` (`1m`, `200k`) on the folder `dir`. */
+export async function mountTmpfs(dir: string, size: string): Promise<void> {
+  if (process.getuid?.() !== 0) throw new Error('Filling a disk mounts a tmpfs, which needs root: run the suite as root, as CI does.');
+  await run('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
 }
 
-/** `describe`, or for anyone but root a skipped block whose name says why. */
-export function describeOnTmpfs(name: string, fn: () => void): void {
-  if (root) describe(name, fn);
-  else describe.skip(name + WHY, fn);
+export async function unmountTmpfs(dir: string): Promise<void> {
+  await run('umount', [dir]);
 }
