@@ -14,6 +14,7 @@ import { collectionEvents } from '../../events/kinds.ts';
 import type { Storage } from '../../storage/index.ts';
 import type { ApiKeys } from '../auth.ts';
 import { refuseWhenStreamsFull, wantsEvents } from '../event-requests.ts';
+import { refuseUnlessMade } from '../create-refusals.ts';
 import { HttpProblem } from '../problem.ts';
 import { publicBase } from '../public-base.ts';
 import { sendJson, type RequestBody } from '../typed.ts';
@@ -26,9 +27,6 @@ type CollectionRoutesDeps = {
   config: Config;
   keys: ApiKeys;
 };
-
-/** As for downloads: about a short download's time. */
-const ACTIVE_LIMIT_RETRY_SECONDS = 10;
 
 function notFound(id: string): HttpProblem {
   return new HttpProblem(404, `No collection with id ${id}.`);
@@ -45,16 +43,7 @@ export function collectionRoutes(deps: CollectionRoutesDeps): Router {
     const body = req.body as RequestBody<'/collections', 'post'>;
     const key = req.get('idempotency-key');
     const result = await creator.create(keys.callerOf(req), body, key, publicBase(req, config));
-    if (result.kind === 'key_conflict') {
-      throw new HttpProblem(409, `Idempotency-Key "${key}" was already used with a different request body.`);
-    }
-    if (result.kind === 'over_limit') {
-      throw new HttpProblem(
-        429,
-        `This API key already has ${result.limit} downloads or collections queued or running (MAX_ACTIVE_DOWNLOADS_PER_KEY); retry once some have finished.`,
-        { 'Retry-After': String(ACTIVE_LIMIT_RETRY_SECONDS) },
-      );
-    }
+    refuseUnlessMade(result, key, 'downloads or collections');
     res.location(`${config.basePath}/collections/${result.row.id}`);
     sendJson(res, ['/collections', 'post'], 202, (await readCollection(collections, result.row.id, null))!);
   });

@@ -13,6 +13,7 @@ import { downloadEvents } from '../../events/kinds.ts';
 import type { Metrics } from '../../operations/metrics.ts';
 import type { ApiKeys } from '../auth.ts';
 import type { Storage } from '../../storage/index.ts';
+import { refuseUnlessMade } from '../create-refusals.ts';
 import { HttpProblem } from '../problem.ts';
 import { publicBase } from '../public-base.ts';
 import { refuseWhenStreamsFull, wantsEvents } from '../event-requests.ts';
@@ -26,9 +27,6 @@ type DownloadRoutesDeps = {
   metrics: Metrics;
   keys: ApiKeys;
 };
-
-/** How long a caller at its limit of active downloads is asked to wait: about a short download's time. */
-const ACTIVE_LIMIT_RETRY_SECONDS = 10;
 
 /** Also the answer for another key's download: that it exists is not revealed. */
 function notFound(id: string): HttpProblem {
@@ -51,16 +49,7 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
     const key = req.get('idempotency-key');
     const base = publicBase(req, config);
     const result = await creator.create(keys.callerOf(req), body, key, base);
-    if (result.kind === 'key_conflict') {
-      throw new HttpProblem(409, `Idempotency-Key "${key}" was already used with a different request body.`);
-    }
-    if (result.kind === 'over_limit') {
-      throw new HttpProblem(
-        429,
-        `This API key already has ${result.limit} downloads queued or running (MAX_ACTIVE_DOWNLOADS_PER_KEY); retry once some have finished.`,
-        { 'Retry-After': String(ACTIVE_LIMIT_RETRY_SECONDS) },
-      );
-    }
+    refuseUnlessMade(result, key, 'downloads');
     if (result.kind === 'created') deps.metrics.created.inc();
     res.location(`${config.basePath}/downloads/${result.row.id}`);
     sendJson(res, ['/downloads', 'post'], 202, presentDownload(result.row, base));
