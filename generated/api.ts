@@ -170,6 +170,117 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List subscriptions, newest first
+         * @description Pages through the caller's subscriptions (every one for an admin key), newest first, as `GET /collections` pages collections.
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        /**
+         * Follow a channel, a playlist or a feed, and download what is new
+         * @description The source is read once at once (a queue job): what it holds then counts as seen, except
+         *     its newest `backfill` entries, which are downloaded. Every `interval_seconds` after, a
+         *     check lists its newest entries (at most the server's `SUBSCRIPTION_SCAN_ENTRIES`, 50 unless
+         *     changed), takes those never seen and makes one collection of them (`kind: subscription`).
+         *     An entry counts as seen once its download exists, so nothing is downloaded twice, across
+         *     restarts and however many workers run. Entries are listed as collections list them (1i):
+         *     the source's order is taken as newest first, as channels and feeds give it.
+         *
+         *     A source that fails sets `status: failing` and `last_error`, and is checked again later
+         *     and later (twice the interval after two failures in a row, at most eight times it after
+         *     four), until it answers. With `API_KEYS`, a key holds at most `MAX_SUBSCRIPTIONS_PER_KEY`
+         *     subscriptions (429 past it), and one to a URL (409).
+         */
+        post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{subscription_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a subscription */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        /**
+         * Stop following a source
+         * @description The subscription and the entries it had seen are deleted; no check runs after it. The
+         *     collections and downloads it made stay (each keeps its `subscription_id`). The answer is
+         *     the subscription as it was, paused.
+         */
+        delete: operations["deleteSubscription"];
+        options?: never;
+        head?: never;
+        /**
+         * Pause, resume or change a subscription
+         * @description Changes only the fields given. `enabled: false` pauses it (no check is made until it is
+         *     resumed); `enabled: true` resumes it with a check at once. A new `interval_seconds` counts
+         *     from the last check. The template (`quality`, `mode`, `audio_format`, `subtitles`,
+         *     `callback_url`) and `title_contains` apply to the checks to come; `null` clears
+         *     `title_contains`, `name`, `audio_format` and `callback_url`.
+         */
+        patch: operations["updateSubscription"];
+        trace?: never;
+    };
+    "/subscriptions/{subscription_id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a subscription now
+         * @description Runs a check in this request (also on a paused subscription) and answers when it is done:
+         *     `202` with the collection of what was new, or `200` with `new: 0` when nothing was. The
+         *     next scheduled check counts from this one. A source that fails is a 422 whose `code` says
+         *     why; the subscription records it as a scheduled check would.
+         */
+        post: operations["checkSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{subscription_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The entries a subscription has seen, as a yt-dlp download archive
+         * @description One line per entry seen that has an id, `<extractor> <id>`, in the order they were seen:
+         *     the text yt-dlp's `--download-archive` reads and writes, and `archive` on create takes.
+         *     Entries known only by their URL (a page's media elements) are not in it.
+         */
+        get: operations["getSubscriptionArchive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/download/{token}": {
         parameters: {
             query?: never;
@@ -399,9 +510,159 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    subscriptionChecked: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A check found something (sent to the subscription's `callback_url`)
+         * @description Sent once for each check that made a collection: `data.subscription` as it is after the
+         *     check, `data.collection` the collection of what was new. The collection's and its
+         *     downloads' own webhooks follow apart. Signed and retried exactly as `downloadEnded` is.
+         */
+        post: operations["subscriptionChecked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
+        /** @description What to follow and how often; the other fields are the template of every download its checks make. */
+        CreateSubscription: {
+            /**
+             * Format: uri
+             * @description A channel, a playlist, a feed or a page, as a collection takes.
+             */
+            url: string;
+            /**
+             * @description Seconds between checks; at least the server's `SUBSCRIPTION_MIN_INTERVAL_SECONDS` (900 unless changed), at most 30 days.
+             * @default 3600
+             */
+            interval_seconds: number;
+            /**
+             * @description How many of the newest entries to download now; the rest of what the source holds counts as seen. At most the server's `MAX_COLLECTION_ITEMS`.
+             * @default 0
+             */
+            backfill: number;
+            /** @description Only entries whose title contains this text (ignoring case) are downloaded; a plain substring, never a pattern. */
+            title_contains?: string;
+            /**
+             * @description A yt-dlp `--download-archive` file's text: one `<extractor> <id>` per line (blank lines
+             *     and lines starting with `#` ignored). Its entries count as seen and are never
+             *     downloaded.
+             */
+            archive?: string;
+            /** @description The subscription's name; without it, the title the source gives. */
+            name?: string;
+            quality?: components["schemas"]["Quality"];
+            mode?: components["schemas"]["Mode"];
+            audio_format?: components["schemas"]["AudioFormat"];
+            subtitles?: components["schemas"]["SubtitleLanguages"];
+            /**
+             * Format: uri
+             * @description Receives `subscription.checked` (see `webhooks.subscriptionChecked`) when a check found
+             *     something, and the webhooks of the collections and downloads it makes. Needs the
+             *     server's `WEBHOOK_SECRET`; must not point to a private or loopback address.
+             */
+            callback_url?: string;
+        };
+        /** @description The fields to change; the others stay as they are. */
+        UpdateSubscription: {
+            /** @description false pauses the subscription; true resumes it with a check at once. */
+            enabled?: boolean;
+            /** @description Seconds between checks, at least `SUBSCRIPTION_MIN_INTERVAL_SECONDS`. */
+            interval_seconds?: number;
+            name?: string | null;
+            title_contains?: string | null;
+            quality?: components["schemas"]["Quality"];
+            mode?: components["schemas"]["Mode"];
+            audio_format?: null | components["schemas"]["AudioFormat"];
+            subtitles?: components["schemas"]["SubtitleLanguages"];
+            /** Format: uri */
+            callback_url?: string | null;
+        };
+        Subscription: {
+            /** Format: uuid */
+            id: string;
+            /** @description The name given, else the title the source gives; null until known. */
+            name: string | null;
+            url: string;
+            /** @description How its entries are found (`feed`, `page`, or yt-dlp's extractor key); null until the first check. */
+            extractor: string | null;
+            enabled: boolean;
+            status: components["schemas"]["SubscriptionStatus"];
+            interval_seconds: number;
+            title_contains: string | null;
+            options: components["schemas"]["SubscriptionOptions"];
+            /**
+             * Format: date-time
+             * @description When the last check ended, whatever it found; null before the first.
+             */
+            last_checked_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the next check is due; null while paused.
+             */
+            next_check_at: string | null;
+            /** @description Why the last check failed (with status `failing`); null once a check succeeds. */
+            last_error: null | components["schemas"]["DownloadError"];
+            /** @description How many entries it has seen (downloaded, or counted as seen). */
+            seen_count: number;
+            /**
+             * Format: uuid
+             * @description The collection its last check that found something made.
+             */
+            last_collection_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description `active` (checked on schedule), `paused` (`enabled: false`), `failing` (its last check failed; it is checked again later and later until one succeeds).
+         * @enum {string}
+         */
+        SubscriptionStatus: "active" | "paused" | "failing";
+        /** @description The template of every download its checks make, defaults applied. */
+        SubscriptionOptions: {
+            quality: components["schemas"]["Quality"];
+            mode: components["schemas"]["Mode"];
+            audio_format: null | components["schemas"]["AudioFormat"];
+            subtitles: components["schemas"]["SubtitleLanguages"];
+            callback_url: string | null;
+        };
+        SubscriptionPage: {
+            items: components["schemas"]["Subscription"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description A check found nothing new. */
+        NothingNew: {
+            /** @enum {integer} */
+            new: 0;
+        };
+        /** @description The body of a subscription's webhook, signed as download webhooks are. */
+        SubscriptionWebhookEvent: {
+            /** @enum {string} */
+            type: "subscription.checked";
+            /**
+             * Format: date-time
+             * @description When the check ended.
+             */
+            timestamp: string;
+            data: {
+                subscription: components["schemas"]["Subscription"];
+                collection: components["schemas"]["Collection"];
+            };
+        };
         /** @description Exactly one of `url` and `urls`. The other fields are the template of every child download. */
         CreateCollection: {
             /**
@@ -777,6 +1038,11 @@ export interface components {
             detail: string;
             instance?: string;
             code?: components["schemas"]["ErrorCode"];
+            /**
+             * Format: uuid
+             * @description For a 409 on `POST /subscriptions`, the subscription that already follows the URL.
+             */
+            subscription_id?: string;
             /** @description For validation failures, one entry per bad field. */
             errors?: {
                 /** @description Where the bad value is, e.g. `/body/url` or `/headers/idempotency-key`. */
@@ -860,6 +1126,23 @@ export interface components {
                  *       "title": "Not Found",
                  *       "status": 404,
                  *       "detail": "No collection with id 0b8e4d0a-3f4c-4f8e-8c59-6c1d2a9f7e21."
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No subscription with that id that the caller may see (another key's is answered the same way). */
+        SubscriptionNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No subscription with id 5d0c2b1e-7a4f-4c3e-9b1d-8e2f6a7c9d10."
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1031,6 +1314,11 @@ export interface components {
          * @example 0b8e4d0a-3f4c-4f8e-8c59-6c1d2a9f7e21
          */
         CollectionId: string;
+        /**
+         * @description The `id` of the subscription.
+         * @example 5d0c2b1e-7a4f-4c3e-9b1d-8e2f6a7c9d10
+         */
+        SubscriptionId: string;
         /**
          * @description A client-chosen key, scoped to the caller's API key. The same key with the same body returns
          *     the original download, also under concurrent requests; the same key with a different body
@@ -1570,6 +1858,333 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Subscriptions per page, in decimal digits. */
+                limit?: number;
+                /** @description The `next_cursor` of the page before; opaque. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSubscription"];
+            };
+        };
+        responses: {
+            /** @description Created; its first reading is queued. */
+            201: {
+                headers: {
+                    /**
+                     * @description Path of the created subscription.
+                     * @example /subscriptions/5d0c2b1e-7a4f-4c3e-9b1d-8e2f6a7c9d10
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller already follows this URL; `subscription_id` names that subscription. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "You already follow https://media.example.com/podcast.xml (subscription 5d0c2b1e-7a4f-4c3e-9b1d-8e2f6a7c9d10).",
+                     *       "subscription_id": "5d0c2b1e-7a4f-4c3e-9b1d-8e2f6a7c9d10"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `id` of the subscription.
+                 * @example 5d0c2b1e-7a4f-4c3e-9b1d-8e2f6a7c9d10
+                 */
+                subscription_id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription in its current state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `id` of the subscription.
+                 * @example 5d0c2b1e-7a4f-4c3e-9b1d-8e2f6a7c9d10
+                 */
+                subscription_id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription as it was when it was deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `id` of the subscription.
+                 * @example 5d0c2b1e-7a4f-4c3e-9b1d-8e2f6a7c9d10
+                 */
+                subscription_id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSubscription"];
+            };
+        };
+        responses: {
+            /** @description The subscription after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionNotFound"];
+            /** @description The request body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    checkSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `id` of the subscription.
+                 * @example 5d0c2b1e-7a4f-4c3e-9b1d-8e2f6a7c9d10
+                 */
+                subscription_id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Nothing new. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NothingNew"];
+                };
+            };
+            /** @description Something was new; the collection of it, created `running`. */
+            202: {
+                headers: {
+                    /**
+                     * @description Path of the collection.
+                     * @example /collections/0b8e4d0a-3f4c-4f8e-8c59-6c1d2a9f7e21
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionNotFound"];
+            /** @description A check of this subscription is already running (scheduled, or asked for by another request). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The source could not be read; `code` says why. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "about:blank",
+                     *       "title": "Unprocessable Content",
+                     *       "status": 422,
+                     *       "detail": "The source answered 500.",
+                     *       "code": "source_http_error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSubscriptionArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `id` of the subscription.
+                 * @example 5d0c2b1e-7a4f-4c3e-9b1d-8e2f6a7c9d10
+                 */
+                subscription_id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive, possibly empty. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example youtube dQw4w9WgXcQ
+                     *     feed episode-41
+                     */
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getFile: {
         parameters: {
             query?: never;
@@ -1973,6 +2588,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CollectionWebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; the delivery is over. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    subscriptionChecked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One per event; the same on every retry of it. */
+                "webhook-id": string;
+                /** @description When this attempt was sent, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionWebhookEvent"];
             };
         };
         responses: {

@@ -61,3 +61,13 @@ export type TransferPart = Prisma.TransferPartModel
  * 
  */
 export type Collection = Prisma.CollectionModel
+/**
+ * Model Subscription
+ * 
+ */
+export type Subscription = Prisma.SubscriptionModel
+/**
+ * Model SubscriptionEntry
+ * 
+ */
+export type SubscriptionEntry = Prisma.SubscriptionEntryModel

@@ -62,6 +62,9 @@ const schema = z.object({
   MAX_ACTIVE_DOWNLOADS_PER_KEY: int(0).default(20),
   MAX_COLLECTION_ITEMS: int(1, 500).default(500),
   COLLECTION_CONCURRENCY: int(1, 64).default(2),
+  SUBSCRIPTION_MIN_INTERVAL_SECONDS: int(1, 2_592_000).default(900),
+  SUBSCRIPTION_SCAN_ENTRIES: int(1, 500).default(50),
+  MAX_SUBSCRIPTIONS_PER_KEY: int(0).default(50),
   YTDLP: z.enum(['on', 'off']).default('on'),
   YTDLP_PATH: z.string().min(1).optional(),
   YTDLP_TIMEOUT_SECONDS: int(1, 3600).default(60),
@@ -153,6 +156,12 @@ export type Config = {
   maxCollectionItems: number;
   /** Children of one collection that run at once, however many workers there are. */
   collectionConcurrency: number;
+  /** The shortest interval between a subscription's checks. */
+  subscriptionMinIntervalSeconds: number;
+  /** The newest entries a subscription's check lists. */
+  subscriptionScanEntries: number;
+  /** Subscriptions one (non-admin) key may have; 0 for no limit. */
+  maxSubscriptionsPerKey: number;
   /** `off`: no site extraction even where yt-dlp is installed. */
   ytdlp: 'on' | 'off';
   /** The yt-dlp binary; unset: `yt-dlp` on PATH. */
@@ -225,6 +234,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxActiveDownloadsPerKey: c.MAX_ACTIVE_DOWNLOADS_PER_KEY,
     maxCollectionItems: c.MAX_COLLECTION_ITEMS,
     collectionConcurrency: c.COLLECTION_CONCURRENCY,
+    subscriptionMinIntervalSeconds: c.SUBSCRIPTION_MIN_INTERVAL_SECONDS,
+    subscriptionScanEntries: c.SUBSCRIPTION_SCAN_ENTRIES,
+    maxSubscriptionsPerKey: c.MAX_SUBSCRIPTIONS_PER_KEY,
     ytdlp: c.YTDLP,
     ytdlpPath: c.YTDLP_PATH,
     ytdlpTimeoutSeconds: c.YTDLP_TIMEOUT_SECONDS,

@@ -400,7 +400,9 @@ export const ModelName = {
   Download: 'Download',
   Transfer: 'Transfer',
   TransferPart: 'TransferPart',
-  Collection: 'Collection'
+  Collection: 'Collection',
+  Subscription: 'Subscription',
+  SubscriptionEntry: 'SubscriptionEntry'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -416,7 +418,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "download" | "transfer" | "transferPart" | "collection"
+    modelProps: "download" | "transfer" | "transferPart" | "collection" | "subscription" | "subscriptionEntry"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -716,6 +718,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    Subscription: {
+      payload: Prisma.$SubscriptionPayload<ExtArgs>
+      fields: Prisma.SubscriptionFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SubscriptionFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SubscriptionFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        findFirst: {
+          args: Prisma.SubscriptionFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SubscriptionFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        findMany: {
+          args: Prisma.SubscriptionFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>[]
+        }
+        create: {
+          args: Prisma.SubscriptionCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        createMany: {
+          args: Prisma.SubscriptionCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SubscriptionCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>[]
+        }
+        delete: {
+          args: Prisma.SubscriptionDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        update: {
+          args: Prisma.SubscriptionUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        deleteMany: {
+          args: Prisma.SubscriptionDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SubscriptionUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SubscriptionUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>[]
+        }
+        upsert: {
+          args: Prisma.SubscriptionUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionPayload>
+        }
+        aggregate: {
+          args: Prisma.SubscriptionAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSubscription>
+        }
+        groupBy: {
+          args: Prisma.SubscriptionGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SubscriptionGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SubscriptionCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SubscriptionCountAggregateOutputType> | number
+        }
+      }
+    }
+    SubscriptionEntry: {
+      payload: Prisma.$SubscriptionEntryPayload<ExtArgs>
+      fields: Prisma.SubscriptionEntryFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SubscriptionEntryFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SubscriptionEntryFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload>
+        }
+        findFirst: {
+          args: Prisma.SubscriptionEntryFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SubscriptionEntryFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload>
+        }
+        findMany: {
+          args: Prisma.SubscriptionEntryFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload>[]
+        }
+        create: {
+          args: Prisma.SubscriptionEntryCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload>
+        }
+        createMany: {
+          args: Prisma.SubscriptionEntryCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SubscriptionEntryCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload>[]
+        }
+        delete: {
+          args: Prisma.SubscriptionEntryDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload>
+        }
+        update: {
+          args: Prisma.SubscriptionEntryUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload>
+        }
+        deleteMany: {
+          args: Prisma.SubscriptionEntryDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SubscriptionEntryUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SubscriptionEntryUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload>[]
+        }
+        upsert: {
+          args: Prisma.SubscriptionEntryUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SubscriptionEntryPayload>
+        }
+        aggregate: {
+          args: Prisma.SubscriptionEntryAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSubscriptionEntry>
+        }
+        groupBy: {
+          args: Prisma.SubscriptionEntryGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SubscriptionEntryGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SubscriptionEntryCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SubscriptionEntryCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -864,6 +1014,49 @@ export const CollectionScalarFieldEnum = {
 } as const
 
 export type CollectionScalarFieldEnum = (typeof CollectionScalarFieldEnum)[keyof typeof CollectionScalarFieldEnum]
+
+
+export const SubscriptionScalarFieldEnum = {
+  id: 'id',
+  owner: 'owner',
+  url: 'url',
+  urlKey: 'urlKey',
+  name: 'name',
+  title: 'title',
+  extractor: 'extractor',
+  enabled: 'enabled',
+  intervalSeconds: 'intervalSeconds',
+  titleContains: 'titleContains',
+  backfill: 'backfill',
+  quality: 'quality',
+  mode: 'mode',
+  audioFormat: 'audioFormat',
+  subtitles: 'subtitles',
+  callbackUrl: 'callbackUrl',
+  linkBase: 'linkBase',
+  lastCheckedAt: 'lastCheckedAt',
+  nextCheckAt: 'nextCheckAt',
+  checkingUntil: 'checkingUntil',
+  failures: 'failures',
+  errorCode: 'errorCode',
+  errorMessage: 'errorMessage',
+  errorRetryable: 'errorRetryable',
+  lastCollectionId: 'lastCollectionId',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SubscriptionScalarFieldEnum = (typeof SubscriptionScalarFieldEnum)[keyof typeof SubscriptionScalarFieldEnum]
+
+
+export const SubscriptionEntryScalarFieldEnum = {
+  subscriptionId: 'subscriptionId',
+  key: 'key',
+  archived: 'archived',
+  seenAt: 'seenAt'
+} as const
+
+export type SubscriptionEntryScalarFieldEnum = (typeof SubscriptionEntryScalarFieldEnum)[keyof typeof SubscriptionEntryScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -1200,6 +1393,8 @@ export type GlobalOmitConfig = {
   transfer?: Prisma.TransferOmit
   transferPart?: Prisma.TransferPartOmit
   collection?: Prisma.CollectionOmit
+  subscription?: Prisma.SubscriptionOmit
+  subscriptionEntry?: Prisma.SubscriptionEntryOmit
 }
 
 /* Types for Logging */

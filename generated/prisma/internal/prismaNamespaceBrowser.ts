@@ -54,7 +54,9 @@ export const ModelName = {
   Download: 'Download',
   Transfer: 'Transfer',
   TransferPart: 'TransferPart',
-  Collection: 'Collection'
+  Collection: 'Collection',
+  Subscription: 'Subscription',
+  SubscriptionEntry: 'SubscriptionEntry'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -182,6 +184,49 @@ export const CollectionScalarFieldEnum = {
 } as const
 
 export type CollectionScalarFieldEnum = (typeof CollectionScalarFieldEnum)[keyof typeof CollectionScalarFieldEnum]
+
+
+export const SubscriptionScalarFieldEnum = {
+  id: 'id',
+  owner: 'owner',
+  url: 'url',
+  urlKey: 'urlKey',
+  name: 'name',
+  title: 'title',
+  extractor: 'extractor',
+  enabled: 'enabled',
+  intervalSeconds: 'intervalSeconds',
+  titleContains: 'titleContains',
+  backfill: 'backfill',
+  quality: 'quality',
+  mode: 'mode',
+  audioFormat: 'audioFormat',
+  subtitles: 'subtitles',
+  callbackUrl: 'callbackUrl',
+  linkBase: 'linkBase',
+  lastCheckedAt: 'lastCheckedAt',
+  nextCheckAt: 'nextCheckAt',
+  checkingUntil: 'checkingUntil',
+  failures: 'failures',
+  errorCode: 'errorCode',
+  errorMessage: 'errorMessage',
+  errorRetryable: 'errorRetryable',
+  lastCollectionId: 'lastCollectionId',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SubscriptionScalarFieldEnum = (typeof SubscriptionScalarFieldEnum)[keyof typeof SubscriptionScalarFieldEnum]
+
+
+export const SubscriptionEntryScalarFieldEnum = {
+  subscriptionId: 'subscriptionId',
+  key: 'key',
+  archived: 'archived',
+  seenAt: 'seenAt'
+} as const
+
+export type SubscriptionEntryScalarFieldEnum = (typeof SubscriptionEntryScalarFieldEnum)[keyof typeof SubscriptionEntryScalarFieldEnum]
 
 
 export const SortOrder = {
