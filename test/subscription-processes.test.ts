@@ -180,7 +180,8 @@ test('when two processes run on one database, then each new entry is downloaded 
   const one = await start();
   const two = await start();
   const { id } = await subscribe(one.http, feed);
-  await primed(two.http, id);
+  // Nothing in the feed yet: its first reading is one of nothing, and what comes later is new.
+  expect(await primed(two.http, id)).toMatchObject({ status: 'active', last_error: null, seen_count: 0 });
   const from = Date.now();
 
   const items: Item[] = [];
@@ -242,5 +243,4 @@ test('when a process is killed (SIGKILL) in the middle of a check, then the subs
   expect(lateness(next, later.addedAt)).toBeLessThanOrEqual(INTERVAL_SECONDS * 1000 + CHECK_SLACK_MS);
   await expectEachOnce(second.http, id, [during, later]);
   expect(await getSubscription(second.http, id)).toMatchObject({ status: 'active', seen_count: 3, last_error: null });
-  console.log(`the killed check was taken over ${takeover} ms after the kill`);
 }, 120_000);

@@ -43,7 +43,9 @@ export async function checkSubscription(deps: CheckDeps, id: string, how: { due:
   let listing: Listing;
   try {
     const limit = firstReading ? Math.max(deps.scanEntries, subscription.backfill) : deps.scanEntries;
-    listing = await deps.list(subscription.url, { limit, signal });
+    // A feed with nothing in it yet is read as such: its first items are new, not a failure that
+    // leaves the subscription unprimed until they are there (then seen, and never downloaded).
+    listing = await deps.list(subscription.url, { limit, signal, feedMayBeEmpty: true });
   } catch (error) {
     if (signal.aborted) {
       await deps.subscriptions.release(id);
