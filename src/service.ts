@@ -114,8 +114,6 @@ async function startOn(
     list,
     allowPrivateAddresses: config.allowPrivateAddresses,
     scanEntries: config.subscriptionScanEntries,
-    // Longer than a listing can take: the service's own reading, then yt-dlp's, and a margin.
-    leaseSeconds: LISTING_READ_TIMEOUT_MS / 1000 + config.ytdlpTimeoutSeconds + 60,
   };
   const worker: Worker | undefined =
     ffmpeg === undefined

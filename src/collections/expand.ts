@@ -1,11 +1,11 @@
 import { DownloadError } from '../core/errors.ts';
 import { AddressPolicy } from '../net/address-policy.ts';
-import type { Listing } from '../sources/listing/index.ts';
+import type { ListOptions, Listing } from '../sources/listing/index.ts';
 import { childrenOf, type ChildEntry } from './children.ts';
 import type { CollectionRepository } from './repository.ts';
 
 /** Reads what a URL holds: at most `limit` entries, in the source's order (sources/listing). */
-export type Lister = (url: string, options: { limit: number; signal: AbortSignal }) => Promise<Listing>;
+export type Lister = (url: string, options: ListOptions) => Promise<Listing>;
 
 export type ExpandDeps = {
   collections: CollectionRepository;

@@ -82,8 +82,10 @@ export async function startQueue(databaseUrl: string, config: Config, log: Logge
   });
   await ensureQueue(boss, SUBSCRIPTION_QUEUE, {
     notify: true,
-    // A check records its own failures and schedules the next; a job fails only when its process dies.
-    retryLimit: 2,
+    // A check records its own failures and schedules the next; a job fails only when its process
+    // dies, or when it finds the subscription still held (by a dead process's check until that
+    // hold runs out, CHECK_LEASE_SECONDS): enough retries, retryDelay apart, to outlast that hold.
+    retryLimit: 4,
     retryDelay: 5,
     heartbeatSeconds: 10,
     expireInSeconds: 15 * 60,

@@ -15,9 +15,14 @@ export type CheckDeps = {
   allowPrivateAddresses: ConstructorParameters<typeof AddressPolicy>[0];
   /** The newest entries a check lists (SUBSCRIPTION_SCAN_ENTRIES). */
   scanEntries: number;
-  /** How long a check may hold its subscription: longer than any listing can take. */
-  leaseSeconds: number;
 };
+
+/**
+ * How long a check holds its subscription past its claim or last renewal; a running check renews
+ * it every third of that. Renewed, the hold need not outlast the longest listing (minutes): a
+ * check whose process died lets go within seconds, when the retry of its job can take over.
+ */
+export const CHECK_LEASE_SECONDS = 15;
 
 export type CheckOutcome =
   { kind: 'gone' } | { kind: 'busy' } | { kind: 'failed'; error: DownloadError } | { kind: 'checked'; row: SubscriptionRow; collection: Counted | null };
@@ -30,14 +35,17 @@ export type CheckOutcome =
  * and throws.
  */
 export async function checkSubscription(deps: CheckDeps, id: string, how: { due: Date } | { caller: Caller }, signal: AbortSignal): Promise<CheckOutcome> {
-  const claim = await deps.subscriptions.claim(id, how, deps.leaseSeconds);
+  const claim = await deps.subscriptions.claim(id, how, CHECK_LEASE_SECONDS);
   if (claim.kind !== 'claimed') return claim;
   const subscription = claim.row;
   const firstReading = subscription.primedAt === null;
+  const holding = keepHeld(deps.subscriptions, id, subscription.checkingUntil!);
   let listing: Listing;
   try {
     const limit = firstReading ? Math.max(deps.scanEntries, subscription.backfill) : deps.scanEntries;
-    listing = await deps.list(subscription.url, { limit, signal });
+    // A feed with nothing in it yet is read as such: its first items are new, not a failure that
+    // leaves the subscription unprimed until they are there (then seen, and never downloaded).
+    listing = await deps.list(subscription.url, { limit, signal, feedMayBeEmpty: true });
   } catch (error) {
     if (signal.aborted) {
       await deps.subscriptions.release(id);
@@ -46,9 +54,34 @@ export async function checkSubscription(deps: CheckDeps, id: string, how: { due:
     const failure = error instanceof DownloadError ? error : new DownloadError('internal_error', 'Reading the subscription failed unexpectedly.', true);
     await deps.subscriptions.recordFailure(id, failure);
     return { kind: 'failed', error: failure };
+  } finally {
+    holding.stop();
   }
   const recorded = await deps.subscriptions.recordCheck(id, record(deps, subscription, listing, firstReading));
   return recorded ? { kind: 'checked', ...recorded } : { kind: 'gone' };
+}
+
+/** Renews the hold `claimed` set until stopped, or until it is found lost (taken over after it ran out). */
+function keepHeld(subscriptions: SubscriptionRepository, id: string, claimed: Date): { stop(): void } {
+  let held: Date | null = claimed;
+  let renewing = false;
+  const timer = setInterval(
+    () => {
+      if (!held || renewing) return;
+      renewing = true;
+      // A renewal that fails (the database away a moment) keeps the hold it had, for the next try.
+      subscriptions
+        .renew(id, held, CHECK_LEASE_SECONDS)
+        .then(
+          (next) => (held = next),
+          () => undefined,
+        )
+        .finally(() => (renewing = false));
+    },
+    (CHECK_LEASE_SECONDS * 1000) / 3,
+  );
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 function record(deps: CheckDeps, subscription: SubscriptionRow, listing: Listing, firstReading: boolean): CheckRecord {

@@ -194,7 +194,7 @@ export class SubscriptionRepository {
   /**
    * Takes the subscription for one check, for `leaseSeconds`: a scheduled check (`due`) only when
    * it is still the one due and the subscription is enabled; one asked for by a caller at any time.
-   * `busy` when another check holds it.
+   * `busy` when another check holds it (for a scheduled one: while it is still due), `gone` else.
    */
   async claim(id: string, how: { due: Date } | { caller: Caller }, leaseSeconds: number): Promise<Claim> {
     const which =
@@ -204,8 +204,24 @@ export class SubscriptionRepository {
        WHERE id = ${id}::uuid ${which} AND (checking_until IS NULL OR checking_until < now())
       RETURNING *`;
     if (claimed) return { kind: 'claimed', row: toRow(claimed) };
-    if ('due' in how) return { kind: 'gone' };
+    if ('due' in how) {
+      const [held] = await this.prisma.$queryRaw<unknown[]>`
+        SELECT 1 FROM subscriptions WHERE id = ${id}::uuid AND enabled AND next_check_at = ${how.due} AND checking_until >= now()`;
+      return held ? { kind: 'busy' } : { kind: 'gone' };
+    }
     return (await this.findFor(id, how.caller)) ? { kind: 'busy' } : { kind: 'gone' };
+  }
+
+  /**
+   * Extends a running check's hold by `leaseSeconds` while it is still `held` (what its claim or
+   * last renewal set): the new hold, or null when it ran out and was taken, or the check ended.
+   */
+  async renew(id: string, held: Date, leaseSeconds: number): Promise<Date | null> {
+    const [row] = await this.prisma.$queryRaw<{ checking_until: Date }[]>`
+      UPDATE subscriptions SET checking_until = now() + ${leaseSeconds} * interval '1s'
+       WHERE id = ${id}::uuid AND checking_until = ${held}
+      RETURNING checking_until`;
+    return row?.checking_until ?? null;
   }
 
   /** A check this process's shutdown cut short: the subscription is let go and checked again at once (by whichever worker runs). */

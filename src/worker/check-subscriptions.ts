@@ -21,7 +21,10 @@ export async function startChecks(boss: PgBoss, deps: CheckDeps): Promise<{ stop
       const controller = new AbortController();
       running.add(controller);
       try {
-        await checkSubscription(deps, job.data.subscription_id, { due: new Date(job.data.due) }, controller.signal);
+        const outcome = await checkSubscription(deps, job.data.subscription_id, { due: new Date(job.data.due) }, controller.signal);
+        // Still due but held: by a check asked for meanwhile, or by one whose process died and whose
+        // hold has not run out yet. A retry of this job (retryDelay later) checks then, or finds it stale.
+        if (outcome.kind === 'busy') throw new Error(`subscription ${job.data.subscription_id} is held by another check`);
       } catch (error) {
         // The subscription was let go and queued again: this job is done.
         if (controller.signal.reason instanceof ShutdownError) return;

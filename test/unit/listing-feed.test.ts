@@ -184,6 +184,19 @@ describe('RSS 2.0', () => {
     expect(error.message).toBe(`The feed at ${url} has no item with a video or audio file.`);
   });
 
+  test('when a feed with no item with media is read for a subscription (feedMayBeEmpty), then it is an empty listing; cut short by the depth limit, it still fails', async () => {
+    const read = (url: string) =>
+      listEntries({ http: sourceHttp, site: null, sandbox, readTimeoutMs: 30_000 }, url, {
+        limit: 10,
+        signal: new AbortController().signal,
+        feedMayBeEmpty: true,
+      });
+    const empty = serve('/nothing-yet.xml', rss('', '<title>New podcast</title>'));
+    expect(await read(empty)).toEqual({ title: 'New podcast', extractor: 'feed', entries: [], truncated: false });
+    const deep = serve('/deep-empty.xml', rss(`<item>${'<a>'.repeat(20_000)}${'</a>'.repeat(20_000)}</item>`));
+    expect((await failure(read(deep))).code).toBe('unsupported_source');
+  });
+
   test('when the feed holds exactly the limit, then it is not truncated; one more, and it is', async () => {
     const items = (count: number) => Array.from({ length: count }, (_unused, n) => item(`<enclosure url="http://a.example/${n}.mp4"/>`)).join('');
     expect(await list(serve('/three.xml', rss(items(3))), 3)).toMatchObject({ truncated: false, entries: { length: 3 } });

@@ -171,9 +171,15 @@ class FeedParse {
 /**
  * Reads the feed in `response` (its body not yet read) into `entries` until they are full, the feed
  * ends, or MAX_FEED_BYTES were read; then lets go of the response. `more` when the feed was left
- * before its end. Throws `unsupported_source` when no item with media was found.
+ * before its end. Throws `unsupported_source` when no item with media was found, unless `mayBeEmpty`
+ * and the feed was read to its end.
  */
-export async function readFeed(response: SourceResponse, entries: EntryList, signal: AbortSignal): Promise<{ title: string | null; more: boolean }> {
+export async function readFeed(
+  response: SourceResponse,
+  entries: EntryList,
+  signal: AbortSignal,
+  mayBeEmpty: boolean,
+): Promise<{ title: string | null; more: boolean }> {
   const parse = new FeedParse(response.url, entries);
   const decoder = new StringDecoder('utf8');
   let bytes = 0;
@@ -199,7 +205,7 @@ export async function readFeed(response: SourceResponse, entries: EntryList, sig
     // What is not read of a feed left early is not wanted: its connection goes.
     discard(response);
   }
-  if (entries.size === 0) {
+  if (entries.size === 0 && (cut !== null || !mayBeEmpty)) {
     throw new DownloadError('unsupported_source', `The feed at ${response.url} has no item with a video or audio file${cut ?? ''}.`);
   }
   return { title: parse.title, more: cut !== null || entries.full };

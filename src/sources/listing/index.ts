@@ -30,10 +30,20 @@ export type ListingDeps = { http: SourceHttp; site: SiteReaderDeps | null; sandb
  */
 export const LISTING_READ_TIMEOUT_MS = 120_000;
 
-type Options = { limit: number; signal: AbortSignal };
+export type ListOptions = {
+  limit: number;
+  signal: AbortSignal;
+  /**
+   * A feed read whole with no item with media is an empty listing rather than `unsupported_source`:
+   * for a subscription, whose feed has nothing yet (a new podcast), not for a collection.
+   */
+  feedMayBeEmpty?: boolean;
+};
+
+type Options = ListOptions;
 
 /** At most `limit` entries, in the source's order, each URL once; `truncated` when the source held more. Throws DownloadError (src/core/errors.ts) with the codes downloads use when nothing can be listed. */
-export async function listEntries(deps: ListingDeps, url: string, options: { limit: number; signal: AbortSignal }): Promise<Listing> {
+export async function listEntries(deps: ListingDeps, url: string, options: ListOptions): Promise<Listing> {
   // The deadline is the abort's reason, so that every read it cuts fails with it (transportError).
   const deadline = new AbortController();
   const timer = setTimeout(
@@ -42,7 +52,7 @@ export async function listEntries(deps: ListingDeps, url: string, options: { lim
   );
   let read: Listing | PageReading | null;
   try {
-    read = await readOwn(deps, url, options.limit, AbortSignal.any([options.signal, deadline.signal]));
+    read = await readOwn(deps, url, { ...options, signal: AbortSignal.any([options.signal, deadline.signal]) });
   } finally {
     clearTimeout(timer);
   }
@@ -50,7 +60,8 @@ export async function listEntries(deps: ListingDeps, url: string, options: { lim
 }
 
 /** The service's own reading: the listing, when the answer is one it lists; else what the page it read holds, if any, for yt-dlp's turn. */
-async function readOwn(deps: ListingDeps, url: string, limit: number, signal: AbortSignal): Promise<Listing | PageReading | null> {
+async function readOwn(deps: ListingDeps, url: string, options: ListOptions): Promise<Listing | PageReading | null> {
+  const { limit, signal } = options;
   const entries = new EntryList(limit);
   // A failure while its first KiB arrives is a transport failure as any other, or the cancel.
   const arrival = await arrive({ http: deps.http, signal }, url).catch((error: unknown) => {
@@ -60,7 +71,7 @@ async function readOwn(deps: ListingDeps, url: string, limit: number, signal: Ab
   try {
     if (detected === 'direct' || detected === 'hls' || detected === 'dash') return single(url, null, detected);
     if (isFeed({ contentType: response.headers['content-type'] ?? null, head: arrival.head })) {
-      const feed = await readFeed(response, entries, signal);
+      const feed = await readFeed(response, entries, signal, options.feedMayBeEmpty ?? false);
       return entries.listing(feed.title, 'feed', feed.more);
     }
     if (detected !== 'page') return null;
