@@ -40,8 +40,6 @@ export type ListOptions = {
   feedMayBeEmpty?: boolean;
 };
 
-type Options = ListOptions;
-
 /** At most `limit` entries, in the source's order, each URL once; `truncated` when the source held more. Throws DownloadError (src/core/errors.ts) with the codes downloads use when nothing can be listed. */
 export async function listEntries(deps: ListingDeps, url: string, options: ListOptions): Promise<Listing> {
   // The deadline is the abort's reason, so that every read it cuts fails with it (transportError).
@@ -91,7 +89,7 @@ async function readOwn(deps: ListingDeps, url: string, options: ListOptions): Pr
  * playlist, else the URL as one entry when yt-dlp finds one video there or the page reader would
  * find media in it (the download then reads the page itself).
  */
-async function listBeyondPage(deps: ListingDeps, url: string, own: PageReading | null, options: Options): Promise<Listing> {
+async function listBeyondPage(deps: ListingDeps, url: string, own: PageReading | null, options: ListOptions): Promise<Listing> {
   let failure: DownloadError | null = null;
   if (deps.site) {
     const entries = new EntryList(options.limit);
