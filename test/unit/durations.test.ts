@@ -82,7 +82,7 @@ test('when subscriptions are listed, then each is one row under a header, in ali
         status: 'failing',
         interval_seconds: 900,
         next_check_at: '2026-11-29T12:30:00Z',
-        last_error: { code: 'source_http_error', message: 'The source answered 500.' },
+        last_error: { code: 'source_http_error', message: 'The source answered 500.', retryable: true },
       }),
       subscription({ id: '6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11', name: 'Paused one', status: 'paused', enabled: false }),
     ],
