@@ -103,8 +103,11 @@ export class Subscriptions {
       this.events.announce(`Subscribed to ${created.name ?? created.url}.`);
     } catch (failure) {
       const existing = failure instanceof ProblemError && failure.status === 409 ? failure.problem.subscription_id : undefined;
-      // The one already there is shown as it is (it may be missing from an old list).
-      if (existing) void this.load();
+      if (existing) {
+        // The one already there is shown as it is (it may be missing from an old list).
+        void this.load();
+        return this.showError(`You already follow this link: subscription ${existing}, in the list below.`, url);
+      }
       this.showError(this.events.keyProblem(failure) ?? sentenceOf(failure), url);
     } finally {
       submit.disabled = false;
