@@ -13,6 +13,7 @@ const LAYERS = [
   ['http', 'worker', 'cli', 'web'], // entry points
   ['client'], // the SDK, for cli and web only (below)
   ['events', 'webhooks'], // what tells callers of the domain's changes
+  ['subscriptions'], // sources followed on a schedule, each check a collection
   ['collections'], // the domain's groups of downloads: playlists, feeds, batches
   ['downloads'], // the domain: rules, state, SQL
   ['queue', 'operations'], // what the domain runs on: pg-boss queues; logs, metrics, jobs

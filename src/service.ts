@@ -24,7 +24,8 @@ import { DocumentSandbox } from './sources/sandbox/document-sandbox.ts';
 import { ExtractionProxy } from './sources/site/proxy.ts';
 import { findYtDlp, killAllExtractions, type YtDlp } from './sources/site/ytdlp.ts';
 import { openStorage } from './storage/index.ts';
-import { enqueueCollectionWebhooks, enqueueWebhooks } from './webhooks/enqueue.ts';
+import { SubscriptionRepository } from './subscriptions/repository.ts';
+import { enqueueCollectionWebhooks, enqueueSubscriptionWebhooks, enqueueWebhooks } from './webhooks/enqueue.ts';
 import { ensureWebhookQueue } from './webhooks/queue.ts';
 import { startWorker, type Worker } from './worker/index.ts';
 
@@ -90,6 +91,7 @@ async function startOn(
     collectionEnded: enqueueCollectionWebhooks(boss),
   });
   const downloads = new DownloadRepository(prisma, pool, collections.downloadsEnded);
+  const subscriptions = new SubscriptionRepository(prisma, { collections, checked: enqueueSubscriptionWebhooks(boss) });
   const metrics = new Metrics(queueCounts(boss));
   // Before the worker takes a job and the API a request: see warmUp.
   await downloads.warmUp();
@@ -107,10 +109,18 @@ async function startOn(
   const site = proxy && ytdlp ? { ytdlp, proxy, timeoutMs: config.ytdlpTimeoutSeconds * 1000 } : null;
   const list: Lister = (url, options) => listEntries({ http, site, sandbox, readTimeoutMs: LISTING_READ_TIMEOUT_MS }, url, options);
   const expand = { collections, list, allowPrivateAddresses: config.allowPrivateAddresses };
+  const check = {
+    subscriptions,
+    list,
+    allowPrivateAddresses: config.allowPrivateAddresses,
+    scanEntries: config.subscriptionScanEntries,
+    // Longer than a listing can take: the service's own reading, then yt-dlp's, and a margin.
+    leaseSeconds: LISTING_READ_TIMEOUT_MS / 1000 + config.ytdlpTimeoutSeconds + 60,
+  };
   const worker: Worker | undefined =
     ffmpeg === undefined
       ? undefined
-      : await startWorker(boss, { downloads, changes, storage, http, sandbox, readers: sourceReaders(site), ffmpeg, config, log, metrics, expand });
+      : await startWorker(boss, { downloads, changes, storage, http, sandbox, readers: sourceReaders(site), ffmpeg, config, log, metrics, expand, check });
   const streams = new EventStreams(changes, config.maxEventStreams);
   let server: Server | undefined;
   if (config.role !== 'worker') {
@@ -118,6 +128,7 @@ async function startOn(
     server = await listen({
       downloads,
       collections,
+      check,
       list,
       storage,
       streams,

@@ -84,8 +84,8 @@ describe('feeds', () => {
       extractor: 'feed',
       truncated: false,
       entries: [
-        { id: 'ep-1', url: song, title: 'Sound', durationSeconds: 1 },
-        { id: 'ep-2', url: clip, title: 'Picture', durationSeconds: 1 },
+        { id: 'ep-1', url: song, title: 'Sound', durationSeconds: 1, extractor: null, upcoming: false },
+        { id: 'ep-2', url: clip, title: 'Picture', durationSeconds: 1, extractor: null, upcoming: false },
       ],
     });
     // Asked for once: by the service, never by yt-dlp.
@@ -104,8 +104,8 @@ describe('feeds', () => {
       extractor: 'feed',
       truncated: true,
       entries: [
-        { id: 'tag:clips,1', url: clip, title: 'Clip 1', durationSeconds: null },
-        { id: 'tag:clips,2', url: song, title: 'Clip 2', durationSeconds: null },
+        { id: 'tag:clips,1', url: clip, title: 'Clip 1', durationSeconds: null, extractor: null, upcoming: false },
+        { id: 'tag:clips,2', url: song, title: 'Clip 2', durationSeconds: null, extractor: null, upcoming: false },
       ],
     });
   });
@@ -122,8 +122,8 @@ describe('pages', () => {
       extractor: 'page',
       truncated: false,
       entries: [
-        { id: null, url: clip, title: 'The clip', durationSeconds: null },
-        { id: null, url: song, title: null, durationSeconds: null },
+        { id: null, url: clip, title: 'The clip', durationSeconds: null, extractor: null, upcoming: false },
+        { id: null, url: song, title: null, durationSeconds: null, extractor: null, upcoming: false },
       ],
     });
     expect(source.requestsFor('/two/index.html')).toHaveLength(1);
@@ -136,7 +136,7 @@ describe('pages', () => {
       title: 'One video',
       extractor: 'HTML5MediaEmbed',
       truncated: false,
-      entries: [{ id: null, url, title: 'One video', durationSeconds: null }],
+      entries: [{ id: null, url, title: 'One video', durationSeconds: null, extractor: null, upcoming: false }],
     });
     // Once by the service, once by yt-dlp through the proxy.
     expect(source.requestsFor('/one/watch.html')).toHaveLength(2);
@@ -149,8 +149,8 @@ describe('pages', () => {
       extractor: 'Generic',
       truncated: false,
       entries: [
-        { id: 'playlist', url: clip, title: 'Clip 1', durationSeconds: null },
-        { id: 'playlist', url: song, title: 'Clip 2', durationSeconds: null },
+        { id: 'playlist', url: clip, title: 'Clip 1', durationSeconds: null, extractor: null, upcoming: false },
+        { id: 'playlist', url: song, title: 'Clip 2', durationSeconds: null, extractor: null, upcoming: false },
       ],
     });
     expect(source.requestsFor('/jw/playlist.html')).toHaveLength(2);
@@ -175,7 +175,7 @@ describe('pages', () => {
       title: 'Alone',
       extractor: 'page',
       truncated: false,
-      entries: [{ id: null, url, title: 'Alone', durationSeconds: null }],
+      entries: [{ id: null, url, title: 'Alone', durationSeconds: null, extractor: null, upcoming: false }],
     });
   });
 
@@ -220,7 +220,7 @@ describe("yt-dlp's flat playlist, as a stand-in prints it", () => {
     };
   }
 
-  test("when yt-dlp lists a playlist, then each entry's own http(s) URL is taken (url, else webpage_url, else original_url), extractors' internal forms and nested playlists skipped, ids, titles and durations cleaned", async () => {
+  test("when yt-dlp lists a playlist, then each entry's own http(s) URL is taken (url, else webpage_url, else original_url), extractors' internal forms and nested playlists skipped, ids, titles and durations cleaned, each entry's extractor and an upcoming live told", async () => {
     const url = source.content('/site/channel.html', page('A channel', '<p>no media of its own</p>'));
     const { deps: standInDeps, args } = await standIn({
       _type: 'playlist',
@@ -229,7 +229,15 @@ describe("yt-dlp's flat playlist, as a stand-in prints it", () => {
       playlist_count: 4,
       entries: [
         { _type: 'url', ie_key: 'Youtube', id: 'aaa', url: 'https://www.example.com/watch?v=aaa', title: 'First', duration: 61.5 },
-        { _type: 'url', id: 'bbb', url: 'youtube:bbb', webpage_url: 'https://www.example.com/watch?v=bbb', title: 'Second\u202e', duration: -1 },
+        {
+          _type: 'url',
+          id: 'bbb',
+          url: 'youtube:bbb',
+          webpage_url: 'https://www.example.com/watch?v=bbb',
+          title: 'Second\u202e',
+          duration: -1,
+          live_status: 'is_upcoming',
+        },
         { _type: 'url', id: 12345, url: 'internal:12345', original_url: 'http://www.example.com/v/12345' },
         { _type: 'url', id: 'ccc', url: 'internal:ccc' },
         { _type: 'playlist', id: 'tab', url: 'https://www.example.com/channel/shorts' },
@@ -243,9 +251,9 @@ describe("yt-dlp's flat playlist, as a stand-in prints it", () => {
       extractor: 'YoutubeTab',
       truncated: true,
       entries: [
-        { id: 'aaa', url: 'https://www.example.com/watch?v=aaa', title: 'First', durationSeconds: 61.5 },
-        { id: 'bbb', url: 'https://www.example.com/watch?v=bbb', title: 'Second', durationSeconds: null },
-        { id: '12345', url: 'http://www.example.com/v/12345', title: null, durationSeconds: null },
+        { id: 'aaa', url: 'https://www.example.com/watch?v=aaa', title: 'First', durationSeconds: 61.5, extractor: 'Youtube', upcoming: false },
+        { id: 'bbb', url: 'https://www.example.com/watch?v=bbb', title: 'Second', durationSeconds: null, extractor: null, upcoming: true },
+        { id: '12345', url: 'http://www.example.com/v/12345', title: null, durationSeconds: null, extractor: null, upcoming: false },
       ],
     });
     // One more than the limit, every extractor, flat, the URL after --.
@@ -283,9 +291,14 @@ describe('one file or stream', () => {
       title: null,
       extractor: 'direct',
       truncated: false,
-      entries: [{ id: null, url: clip, title: null, durationSeconds: null }],
+      entries: [{ id: null, url: clip, title: null, durationSeconds: null, extractor: null, upcoming: false }],
     });
-    expect(await list(hls)).toEqual({ title: null, extractor: 'hls', truncated: false, entries: [{ id: null, url: hls, title: null, durationSeconds: null }] });
+    expect(await list(hls)).toEqual({
+      title: null,
+      extractor: 'hls',
+      truncated: false,
+      entries: [{ id: null, url: hls, title: null, durationSeconds: null, extractor: null, upcoming: false }],
+    });
   });
 
   test('when the URL answers 404, then it is source_http_error, and yt-dlp is not asked', async () => {

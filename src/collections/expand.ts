@@ -45,7 +45,7 @@ export async function expandCollection(deps: ExpandDeps, id: string, signal: Abo
 }
 
 /** An entry whose address is private on its face is never fetched: its child fails at once. */
-function refusal(addresses: AddressPolicy, url: string): ChildEntry['refused'] {
+export function refusal(addresses: AddressPolicy, url: string): ChildEntry['refused'] {
   return addresses.refusesOnItsFace(new URL(url))
     ? { code: 'blocked_address', message: 'The entry points to a private or loopback address, which this server does not fetch from.' }
     : null;

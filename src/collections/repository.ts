@@ -146,22 +146,28 @@ export class CollectionRepository {
         );
         if ((counted?.active ?? 0) >= limit) return null;
       }
+      if (children) return this.createRunning(data, children, tx);
       const now = new Date();
-      const row = await tx.collection.create({
-        data: { ...data, status: children ? 'running' : 'expanding', expandedAt: children ? now : null, createdAt: now, updatedAt: now },
-      });
-      if (!children) {
-        await tx.$queryRawUnsafe(
-          `WITH ${queueJobs(COLLECTION_QUEUE, "jsonb_build_object('collection_id', s.id)", '(SELECT $1::uuid AS id) s')}
-           SELECT count(*)::int FROM jobs WHERE (SELECT count(*) FROM woken) >= 0`,
-          row.id,
-        );
-        return row;
-      }
-      await this.insertChildren(children, now, tx);
-      await this.advance([row.id], tx);
-      return (await tx.collection.findUnique({ where: { id: row.id } }))!;
+      const row = await tx.collection.create({ data: { ...data, status: 'expanding', createdAt: now, updatedAt: now } });
+      await tx.$queryRawUnsafe(
+        `WITH ${queueJobs(COLLECTION_QUEUE, "jsonb_build_object('collection_id', s.id)", '(SELECT $1::uuid AS id) s')}
+         SELECT count(*)::int FROM jobs WHERE (SELECT count(*) FROM woken) >= 0`,
+        row.id,
+      );
+      return row;
     });
+  }
+
+  /**
+   * Records a collection whose entries are known (a batch, a subscription's check) as `running`
+   * with its children, in the caller's transaction, and starts the first of them.
+   */
+  async createRunning(data: NewCollection & Partial<Pick<Row, 'title' | 'extractor' | 'subscriptionId'>>, children: NewChild[], tx: Transaction): Promise<Row> {
+    const now = new Date();
+    const row = await tx.collection.create({ data: { ...data, status: 'running', expandedAt: now, createdAt: now, updatedAt: now } });
+    await this.insertChildren(children, now, tx);
+    await this.advance([row.id], tx);
+    return (await tx.collection.findUnique({ where: { id: row.id } }))!;
   }
 
   /**

@@ -14,6 +14,7 @@ import type { EventStreams } from '../events/event-streams.ts';
 import type { Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
 import type { Storage } from '../storage/index.ts';
+import type { CheckDeps } from '../subscriptions/check.ts';
 import { acceptAbsoluteForm } from './absolute-form.ts';
 import { ApiKeys } from './auth.ts';
 import { knownBodyEncoding } from './body-encodings.ts';
@@ -27,18 +28,23 @@ import { collectionRoutes } from './routes/collections.ts';
 import { downloadRoutes } from './routes/downloads.ts';
 import { fileRoutes, fileServer } from './routes/files.ts';
 import { operationsRoutes } from './routes/operations.ts';
+import { subscriptionRoutes } from './routes/subscriptions.ts';
 import { webUiRoutes } from './routes/web-ui.ts';
 import { warmUpValidator } from './warm-up.ts';
 
 export const MAX_BODY_BYTES = 16 * 1024;
 /** A batch may list 100 URLs of 2,048 characters (openapi.yaml): POST /collections alone takes a body of that size. */
 export const MAX_BATCH_BODY_BYTES = 256 * 1024;
+/** A subscription may bring a yt-dlp archive of up to 1 MiB (openapi.yaml): POST /subscriptions takes a body of that size. */
+export const MAX_SUBSCRIPTION_BODY_BYTES = 1280 * 1024;
 
 export type AppDeps = {
   downloads: DownloadRepository;
   collections: CollectionRepository;
   /** Reads what a collection's URL holds (a preview runs it in this process). */
   list: Lister;
+  /** What a subscription's check needs: a check asked for by a client runs in this process. */
+  check: CheckDeps;
   storage: Storage;
   streams: EventStreams;
   config: Config;
@@ -99,7 +105,7 @@ export function createApp(deps: AppDeps): App {
   const api = express.Router();
   api.use(contractRoutes(config));
   api.use(webUiRoutes(config.basePath));
-  // Limits and keys apply to the /downloads and /collections operations only; a retrieval token is its own key.
+  // Limits and keys apply to the /downloads, /collections and /subscriptions operations only; a retrieval token is its own key.
   // Failed key attempts are limited before the key is checked, and requests after it, so that only
   // a configured key is given a budget of its own.
   const keys = new ApiKeys({ keys: config.apiKeys, adminKeys: config.adminApiKeys, secret: deps.keyHashSecret });
@@ -112,14 +118,17 @@ export function createApp(deps: AppDeps): App {
   const limit = requestLimit(keys, config.rateLimitPerMinute);
   api.use('/downloads', failedKeys, keys.require, limit);
   api.use('/collections', failedKeys, keys.require, limit);
+  api.use('/subscriptions', failedKeys, keys.require, limit);
   const bodyParser = [knownBodyEncoding, express.json({ limit: MAX_BODY_BYTES })];
   // A body read here is passed over by the parser after it.
   api.post('/collections', knownBodyEncoding, express.json({ limit: MAX_BATCH_BODY_BYTES }));
+  api.post('/subscriptions', knownBodyEncoding, express.json({ limit: MAX_SUBSCRIPTION_BODY_BYTES }));
   api.use(...bodyParser);
-  // Only the /downloads and /collections operations take a query; the file link ignores any, brackets and all.
+  // Only the /downloads, /collections and /subscriptions operations take a query; the file link ignores any, brackets and all.
   const plain = plainQuery(spec);
   api.use('/downloads', plain);
   api.use('/collections', plain);
+  api.use('/subscriptions', plain);
   const validator = OpenApiValidator.middleware({
     apiSpec: spec as never,
     validateRequests: { allowUnknownQueryParameters: false },
@@ -131,6 +140,7 @@ export function createApp(deps: AppDeps): App {
   api.use(validator);
   api.use(downloadRoutes({ ...deps, keys }));
   api.use(collectionRoutes({ ...deps, keys }));
+  api.use(subscriptionRoutes({ ...deps, keys }));
   api.use(fileRoutes(serveFile));
 
   app.use(config.basePath || '/', api);

@@ -18,21 +18,21 @@ export class HttpProblem extends Error {
     readonly detail: string,
     readonly headers: Record<string, string> = {},
     readonly errors?: FieldError[],
-    /** The failure's code, as a download's `error.code` would say it (a preview that found nothing). */
-    readonly code?: Problem['code'],
+    /** Members beyond the standard's: the failure's `code`, as a download's `error.code` would say it (a preview that found nothing); the `subscription_id` a conflict names. */
+    readonly extensions: Pick<Problem, 'code' | 'subscription_id'> = {},
   ) {
     super(detail);
   }
 }
 
 /** The problem document's JSON, also for answers written straight to a socket. */
-export function problemJson(problem: Pick<HttpProblem, 'status' | 'detail' | 'errors'> & { code?: Problem['code'] }): string {
+export function problemJson(problem: Pick<HttpProblem, 'status' | 'detail' | 'errors'> & { extensions?: HttpProblem['extensions'] }): string {
   const body: Problem = {
     type: 'about:blank',
     title: STATUS_CODES[problem.status] ?? 'Error',
     status: problem.status,
     detail: problem.detail,
-    ...(problem.code ? { code: problem.code } : {}),
+    ...problem.extensions,
     ...(problem.errors ? { errors: problem.errors } : {}),
   };
   return JSON.stringify(body);

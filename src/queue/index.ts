@@ -16,6 +16,10 @@ export type CollectionJob = { collection_id: string };
 /** Runs of a collection's job before a failure that may pass fails it for good. */
 export const COLLECTION_ATTEMPTS = 3;
 
+/** A subscription's check, due at `due` (its next_check_at when queued: a job whose due time is no longer that is stale). */
+export const SUBSCRIPTION_QUEUE = 'subscription';
+export type SubscriptionJob = { subscription_id: string; due: string };
+
 export const QUEUE_SCHEMA = 'pgboss';
 /** Where pg-boss keeps the jobs of every queue that is not partitioned, as ours are not. */
 export const JOB_TABLE = `${QUEUE_SCHEMA}.job`;
@@ -74,6 +78,14 @@ export async function startQueue(databaseUrl: string, config: Config, log: Logge
     // A worker that dies mid-expansion stops its heartbeats: its job is run again soon after.
     heartbeatSeconds: 10,
     // Reading a source is bounded by the fetch's timeouts and yt-dlp's; this only catches the lost.
+    expireInSeconds: 15 * 60,
+  });
+  await ensureQueue(boss, SUBSCRIPTION_QUEUE, {
+    notify: true,
+    // A check records its own failures and schedules the next; a job fails only when its process dies.
+    retryLimit: 2,
+    retryDelay: 5,
+    heartbeatSeconds: 10,
     expireInSeconds: 15 * 60,
   });
   return boss;

@@ -10,19 +10,20 @@ const JOB_CHANNEL = `('pgboss_' || left(encode(sha224('${QUEUE_SCHEMA}'::bytea),
 
 /**
  * Two CTEs, `jobs` and `woken`: a job on `queue` with the JSON `data` (an expression over the rows
- * of `source`, a relation aliased `s`) for each row, with the queue's settings and due at once, and
+ * of `source`, a relation aliased `s`) for each row, with the queue's settings and due at `due` (an
+ * expression too; at once unless given), kept the queue's retention beyond that, and
  * one NOTIFY that wakes the workers when the queue asks for it. Without the queue, the job's name
  * is null and the whole statement fails, so that there is never a row without its job. A
  * statement using them must read `woken` (`(SELECT count(*) FROM woken) >= 0`), or it is not run.
  */
-export function queueJobs(queue: string, data: string, source: string): string {
+export function queueJobs(queue: string, data: string, source: string, due = JOB_NOW): string {
   return `
      jobs AS (
        INSERT INTO ${JOB_TABLE} (name, data, priority, start_after, created_on, expire_seconds, deletion_seconds, keep_until,
                               retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds,
                               blocked, blocking, pending_dependencies)
-       SELECT q.name, ${data}, 0, ${JOB_NOW}, ${JOB_NOW}, q.expire_seconds, q.deletion_seconds,
-              ${JOB_NOW} + q.retention_seconds * interval '1s', q.retry_limit, q.retry_delay, COALESCE(q.retry_backoff, false),
+       SELECT q.name, ${data}, 0, ${due}, ${JOB_NOW}, q.expire_seconds, q.deletion_seconds,
+              ${due} + q.retention_seconds * interval '1s', q.retry_limit, q.retry_delay, COALESCE(q.retry_backoff, false),
               q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds, false, false, 0
          FROM ${source} LEFT JOIN ${QUEUE_TABLE} q ON q.name = '${queue}'
        RETURNING 1),

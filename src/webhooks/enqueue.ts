@@ -7,10 +7,13 @@ import { presentCollection } from '../collections/present.ts';
 import type { CollectionEndedHook } from '../collections/repository.ts';
 import { presentDownload } from '../downloads/present.ts';
 import type { EndedHook } from '../downloads/repository.ts';
+import { presentSubscription } from '../subscriptions/present.ts';
+import type { CheckedHook } from '../subscriptions/repository.ts';
 import { WEBHOOK_QUEUE, type WebhookJob } from './queue.ts';
 
 type WebhookEvent = components['schemas']['WebhookEvent'];
 type CollectionWebhookEvent = components['schemas']['CollectionWebhookEvent'];
+type SubscriptionWebhookEvent = components['schemas']['SubscriptionWebhookEvent'];
 
 function webhookId(): string {
   return `msg_${randomUUID().replaceAll('-', '')}`;
@@ -63,5 +66,19 @@ export function enqueueCollectionWebhooks(boss: PgBoss): CollectionEndedHook {
       return [{ data }];
     });
     if (jobs.length) await boss.insert(WEBHOOK_QUEUE, jobs, { db: fromPrisma(tx) });
+  };
+}
+
+/** Queues `subscription.checked` for a check that made a collection, in the check's transaction. */
+export function enqueueSubscriptionWebhooks(boss: PgBoss): CheckedHook {
+  return async (subscription, seenCount, collection, tx) => {
+    if (!subscription.callbackUrl) return;
+    const event: SubscriptionWebhookEvent = {
+      type: 'subscription.checked',
+      timestamp: new Date().toISOString(),
+      data: { subscription: presentSubscription(subscription, seenCount), collection: presentCollection(collection.row, collection.counts) },
+    };
+    const data: WebhookJob = { subscription_id: subscription.id, url: subscription.callbackUrl, webhook_id: webhookId(), body: JSON.stringify(event) };
+    await boss.insert(WEBHOOK_QUEUE, [{ data }], { db: fromPrisma(tx) });
   };
 }

@@ -9,9 +9,10 @@ export const WEBHOOK_QUEUE = 'webhook';
 
 /** Everything a delivery needs, fixed when the download ended: every retry sends the same event. */
 export type WebhookJob = {
-  /** The download whose webhook it is, where its delivery is recorded; or the collection's. */
+  /** The download whose webhook it is, where its delivery is recorded; or the collection's, or the subscription's. */
   download_id?: string;
   collection_id?: string;
+  subscription_id?: string;
   url: string;
   /** The Standard Webhooks message id a receiver deduplicates on. */
   webhook_id: string;

@@ -3,17 +3,20 @@ import { workEnded } from '../core/collect-buffers.ts';
 import { DOWNLOAD_QUEUE, requeueDownload, type DownloadJob } from '../queue/index.ts';
 import { startWebhookDelivery } from '../webhooks/delivery.ts';
 import type { ExpandDeps } from '../collections/expand.ts';
+import type { CheckDeps } from '../subscriptions/check.ts';
+import { startChecks } from './check-subscriptions.ts';
 import { startExpansions } from './expand-collections.ts';
 import { startRetention, EXPIRE_QUEUE } from './retention.ts';
 import { runDownload, ShutdownError, type DownloadDeps } from './run-download.ts';
 
 export type Worker = { stop(): Promise<void> };
 
-/** Consumes the download queue, WORKER_CONCURRENCY jobs at a time in this process, and the collection queue. */
-export async function startWorker(boss: PgBoss, deps: DownloadDeps & { expand: ExpandDeps }): Promise<Worker> {
+/** Consumes the download queue, WORKER_CONCURRENCY jobs at a time in this process, and the collection and subscription queues. */
+export async function startWorker(boss: PgBoss, deps: DownloadDeps & { expand: ExpandDeps; check: CheckDeps }): Promise<Worker> {
   await startRetention(boss, deps);
   const webhooks = await startWebhookDelivery(boss, deps);
   const expansions = await startExpansions(boss, { ...deps.expand, changes: deps.changes });
+  const checks = await startChecks(boss, deps.check);
   const running = new Set<AbortController>();
   await boss.work<DownloadJob>(
     DOWNLOAD_QUEUE,
@@ -46,7 +49,13 @@ export async function startWorker(boss: PgBoss, deps: DownloadDeps & { expand: E
     // and a new job resumes it from the partial file on the next worker to start or still running.
     async stop() {
       for (const controller of running) controller.abort(new ShutdownError());
-      await Promise.all([boss.offWork(DOWNLOAD_QUEUE, { wait: true }), boss.offWork(EXPIRE_QUEUE, { wait: true }), webhooks.stop(), expansions.stop()]);
+      await Promise.all([
+        boss.offWork(DOWNLOAD_QUEUE, { wait: true }),
+        boss.offWork(EXPIRE_QUEUE, { wait: true }),
+        webhooks.stop(),
+        expansions.stop(),
+        checks.stop(),
+      ]);
     },
   };
 }

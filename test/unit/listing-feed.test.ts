@@ -86,10 +86,10 @@ describe('RSS 2.0', () => {
       extractor: 'feed',
       truncated: false,
       entries: [
-        { id: 'ep-1', url: `${origin}/podcast/ep1.mp3`, title: 'Episode 1', durationSeconds: 1830 },
-        { id: 'ep-2', url: `${origin}/media/ep2.mp4`, title: 'Episode <2> & more', durationSeconds: 307 },
-        { id: 'ep-3', url: 'https://cdn.example/ep3.mp4', title: 'Media RSS', durationSeconds: 61 },
-        { id: 'ep-4', url: 'https://cdn.example/ep4.mp3', title: 'Long one', durationSeconds: 3723 },
+        { id: 'ep-1', url: `${origin}/podcast/ep1.mp3`, title: 'Episode 1', durationSeconds: 1830, extractor: null, upcoming: false },
+        { id: 'ep-2', url: `${origin}/media/ep2.mp4`, title: 'Episode <2> & more', durationSeconds: 307, extractor: null, upcoming: false },
+        { id: 'ep-3', url: 'https://cdn.example/ep3.mp4', title: 'Media RSS', durationSeconds: 61, extractor: null, upcoming: false },
+        { id: 'ep-4', url: 'https://cdn.example/ep4.mp3', title: 'Long one', durationSeconds: 3723, extractor: null, upcoming: false },
       ],
     });
   });
@@ -99,7 +99,7 @@ describe('RSS 2.0', () => {
       '/both.xml',
       rss(item('<title>x</title><media:content url="http://a.example/m.mp4" duration="12"/><enclosure url="http://a.example/e.mp4"/>')),
     );
-    expect((await list(url)).entries).toEqual([{ id: null, url: 'http://a.example/e.mp4', title: 'x', durationSeconds: 12 }]);
+    expect((await list(url)).entries).toEqual([{ id: null, url: 'http://a.example/e.mp4', title: 'x', durationSeconds: 12, extractor: null, upcoming: false }]);
   });
 
   test('when items repeat a URL, or name one that is not http(s), too long, or huge, then each URL is listed once and the others are skipped', async () => {
@@ -161,7 +161,7 @@ describe('RSS 2.0', () => {
       title: '&lol10;',
       extractor: 'feed',
       truncated: false,
-      entries: [{ id: '&lol10;', url: 'http://a.example/&xxe;.mp4', title: '&xxe;&<ok>', durationSeconds: null }],
+      entries: [{ id: '&lol10;', url: 'http://a.example/&xxe;.mp4', title: '&xxe;&<ok>', durationSeconds: null, extractor: null, upcoming: false }],
     });
     expect(requested.filter((path) => path === '/secret' || path === '/remote.dtd')).toEqual([]);
   });
@@ -213,8 +213,8 @@ describe('Atom', () => {
       extractor: 'feed',
       truncated: false,
       entries: [
-        { id: 'urn:uuid:1', url: `${origin}/videos/one.mp4`, title: 'First', durationSeconds: null },
-        { id: 'urn:uuid:3', url: `${origin}/videos/three.webm`, title: 'Media RSS, another prefix', durationSeconds: 9.5 },
+        { id: 'urn:uuid:1', url: `${origin}/videos/one.mp4`, title: 'First', durationSeconds: null, extractor: null, upcoming: false },
+        { id: 'urn:uuid:3', url: `${origin}/videos/three.webm`, title: 'Media RSS, another prefix', durationSeconds: 9.5, extractor: null, upcoming: false },
       ],
     });
   });
@@ -254,7 +254,14 @@ describe('a feed that does not end', () => {
       title: 'Huge',
       extractor: 'feed',
       truncated: true,
-      entries: [0, 1, 2].map((n) => ({ id: String(n), url: `http://a.example/${n}.mp4`, title: `Item ${n}`, durationSeconds: null })),
+      entries: [0, 1, 2].map((n) => ({
+        id: String(n),
+        url: `http://a.example/${n}.mp4`,
+        title: `Item ${n}`,
+        durationSeconds: null,
+        extractor: null,
+        upcoming: false,
+      })),
     });
     await waitUntil(() => seen.closedEarly);
     // What the socket buffers and the client's read-ahead (1 MiB) take in before the listing lets go, not the feed.
@@ -313,7 +320,7 @@ describe('a feed written to be costly', () => {
       title: 'A podcast',
       extractor: 'feed',
       truncated: true,
-      entries: [{ id: null, url: 'http://a.example/1.mp4', title: null, durationSeconds: null }],
+      entries: [{ id: null, url: 'http://a.example/1.mp4', title: null, durationSeconds: null, extractor: null, upcoming: false }],
     });
 
     const nothing = serve('/deep-only.xml', rss(deep));

@@ -75,10 +75,10 @@ describe('a page of several media elements', () => {
       extractor: 'page',
       truncated: false,
       entries: [
-        { id: null, url: `${origin}/media/one.mp4`, title: 'First', durationSeconds: null },
-        { id: null, url: `${origin}/media/two.webm`, title: 'Second', durationSeconds: null },
-        { id: null, url: `${origin}/audio/three.mp3`, title: null, durationSeconds: null },
-        { id: null, url: 'https://cdn.example/four.m3u8', title: 'Fourth', durationSeconds: null },
+        { id: null, url: `${origin}/media/one.mp4`, title: 'First', durationSeconds: null, extractor: null, upcoming: false },
+        { id: null, url: `${origin}/media/two.webm`, title: 'Second', durationSeconds: null, extractor: null, upcoming: false },
+        { id: null, url: `${origin}/audio/three.mp3`, title: null, durationSeconds: null, extractor: null, upcoming: false },
+        { id: null, url: 'https://cdn.example/four.m3u8', title: 'Fourth', durationSeconds: null, extractor: null, upcoming: false },
       ],
     });
   });
@@ -136,7 +136,14 @@ describe('pages written to be costly', () => {
     await sleep(20);
     const worstMs = probe.stop();
     expect(listing).toMatchObject({ truncated: true, entries: { length: 500 } });
-    expect(listing.entries[499]).toEqual({ id: null, url: `${origin}/499.mp4`, title: 't'.repeat(40), durationSeconds: null });
+    expect(listing.entries[499]).toEqual({
+      id: null,
+      url: `${origin}/499.mp4`,
+      title: 't'.repeat(40),
+      durationSeconds: null,
+      extractor: null,
+      upcoming: false,
+    });
     // Parsing this page on the main thread stalled it for about 380 ms of its own CPU time; in the
     // sandbox, a thread started for it or not, the worst was under 20 ms.
     expect(worstMs).toBeLessThan(100);
@@ -161,7 +168,12 @@ describe('one entry: the URL itself', () => {
       [serve('/stream.mpd', '<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011"></MPD>', 'application/dash+xml'), 'dash'],
     ] as const;
     for (const [url, extractor] of cases) {
-      expect(await list(url)).toEqual({ title: null, extractor, truncated: false, entries: [{ id: null, url, title: null, durationSeconds: null }] });
+      expect(await list(url)).toEqual({
+        title: null,
+        extractor,
+        truncated: false,
+        entries: [{ id: null, url, title: null, durationSeconds: null, extractor: null, upcoming: false }],
+      });
     }
   });
 
@@ -175,7 +187,7 @@ describe('one entry: the URL itself', () => {
         title: 'The clip',
         extractor: 'page',
         truncated: false,
-        entries: [{ id: null, url, title: 'The clip', durationSeconds: null }],
+        entries: [{ id: null, url, title: 'The clip', durationSeconds: null, extractor: null, upcoming: false }],
       });
     }
   });

@@ -1034,6 +1034,7 @@ export const SubscriptionScalarFieldEnum = {
   subtitles: 'subtitles',
   callbackUrl: 'callbackUrl',
   linkBase: 'linkBase',
+  primedAt: 'primedAt',
   lastCheckedAt: 'lastCheckedAt',
   nextCheckAt: 'nextCheckAt',
   checkingUntil: 'checkingUntil',

@@ -204,6 +204,7 @@ export const SubscriptionScalarFieldEnum = {
   subtitles: 'subtitles',
   callbackUrl: 'callbackUrl',
   linkBase: 'linkBase',
+  primedAt: 'primedAt',
   lastCheckedAt: 'lastCheckedAt',
   nextCheckAt: 'nextCheckAt',
   checkingUntil: 'checkingUntil',

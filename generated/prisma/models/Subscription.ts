@@ -55,6 +55,7 @@ export type SubscriptionMinAggregateOutputType = {
   audioFormat: string | null
   callbackUrl: string | null
   linkBase: string | null
+  primedAt: Date | null
   lastCheckedAt: Date | null
   nextCheckAt: Date | null
   checkingUntil: Date | null
@@ -84,6 +85,7 @@ export type SubscriptionMaxAggregateOutputType = {
   audioFormat: string | null
   callbackUrl: string | null
   linkBase: string | null
+  primedAt: Date | null
   lastCheckedAt: Date | null
   nextCheckAt: Date | null
   checkingUntil: Date | null
@@ -114,6 +116,7 @@ export type SubscriptionCountAggregateOutputType = {
   subtitles: number
   callbackUrl: number
   linkBase: number
+  primedAt: number
   lastCheckedAt: number
   nextCheckAt: number
   checkingUntil: number
@@ -157,6 +160,7 @@ export type SubscriptionMinAggregateInputType = {
   audioFormat?: true
   callbackUrl?: true
   linkBase?: true
+  primedAt?: true
   lastCheckedAt?: true
   nextCheckAt?: true
   checkingUntil?: true
@@ -186,6 +190,7 @@ export type SubscriptionMaxAggregateInputType = {
   audioFormat?: true
   callbackUrl?: true
   linkBase?: true
+  primedAt?: true
   lastCheckedAt?: true
   nextCheckAt?: true
   checkingUntil?: true
@@ -216,6 +221,7 @@ export type SubscriptionCountAggregateInputType = {
   subtitles?: true
   callbackUrl?: true
   linkBase?: true
+  primedAt?: true
   lastCheckedAt?: true
   nextCheckAt?: true
   checkingUntil?: true
@@ -333,6 +339,7 @@ export type SubscriptionGroupByOutputType = {
   subtitles: string[]
   callbackUrl: string | null
   linkBase: string | null
+  primedAt: Date | null
   lastCheckedAt: Date | null
   nextCheckAt: Date | null
   checkingUntil: Date | null
@@ -386,6 +393,7 @@ export type SubscriptionWhereInput = {
   subtitles?: Prisma.StringNullableListFilter<"Subscription">
   callbackUrl?: Prisma.StringNullableFilter<"Subscription"> | string | null
   linkBase?: Prisma.StringNullableFilter<"Subscription"> | string | null
+  primedAt?: Prisma.DateTimeNullableFilter<"Subscription"> | Date | string | null
   lastCheckedAt?: Prisma.DateTimeNullableFilter<"Subscription"> | Date | string | null
   nextCheckAt?: Prisma.DateTimeNullableFilter<"Subscription"> | Date | string | null
   checkingUntil?: Prisma.DateTimeNullableFilter<"Subscription"> | Date | string | null
@@ -417,6 +425,7 @@ export type SubscriptionOrderByWithRelationInput = {
   subtitles?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   linkBase?: Prisma.SortOrderInput | Prisma.SortOrder
+  primedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   lastCheckedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   nextCheckAt?: Prisma.SortOrderInput | Prisma.SortOrder
   checkingUntil?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -452,6 +461,7 @@ export type SubscriptionWhereUniqueInput = Prisma.AtLeast<{
   subtitles?: Prisma.StringNullableListFilter<"Subscription">
   callbackUrl?: Prisma.StringNullableFilter<"Subscription"> | string | null
   linkBase?: Prisma.StringNullableFilter<"Subscription"> | string | null
+  primedAt?: Prisma.DateTimeNullableFilter<"Subscription"> | Date | string | null
   lastCheckedAt?: Prisma.DateTimeNullableFilter<"Subscription"> | Date | string | null
   nextCheckAt?: Prisma.DateTimeNullableFilter<"Subscription"> | Date | string | null
   checkingUntil?: Prisma.DateTimeNullableFilter<"Subscription"> | Date | string | null
@@ -483,6 +493,7 @@ export type SubscriptionOrderByWithAggregationInput = {
   subtitles?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   linkBase?: Prisma.SortOrderInput | Prisma.SortOrder
+  primedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   lastCheckedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   nextCheckAt?: Prisma.SortOrderInput | Prisma.SortOrder
   checkingUntil?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -521,6 +532,7 @@ export type SubscriptionScalarWhereWithAggregatesInput = {
   subtitles?: Prisma.StringNullableListFilter<"Subscription">
   callbackUrl?: Prisma.StringNullableWithAggregatesFilter<"Subscription"> | string | null
   linkBase?: Prisma.StringNullableWithAggregatesFilter<"Subscription"> | string | null
+  primedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Subscription"> | Date | string | null
   lastCheckedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Subscription"> | Date | string | null
   nextCheckAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Subscription"> | Date | string | null
   checkingUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"Subscription"> | Date | string | null
@@ -551,6 +563,7 @@ export type SubscriptionCreateInput = {
   subtitles?: Prisma.SubscriptionCreatesubtitlesInput | string[]
   callbackUrl?: string | null
   linkBase?: string | null
+  primedAt?: Date | string | null
   lastCheckedAt?: Date | string | null
   nextCheckAt?: Date | string | null
   checkingUntil?: Date | string | null
@@ -582,6 +595,7 @@ export type SubscriptionUncheckedCreateInput = {
   subtitles?: Prisma.SubscriptionCreatesubtitlesInput | string[]
   callbackUrl?: string | null
   linkBase?: string | null
+  primedAt?: Date | string | null
   lastCheckedAt?: Date | string | null
   nextCheckAt?: Date | string | null
   checkingUntil?: Date | string | null
@@ -613,6 +627,7 @@ export type SubscriptionUpdateInput = {
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   nextCheckAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   checkingUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -644,6 +659,7 @@ export type SubscriptionUncheckedUpdateInput = {
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   nextCheckAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   checkingUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -675,6 +691,7 @@ export type SubscriptionCreateManyInput = {
   subtitles?: Prisma.SubscriptionCreatesubtitlesInput | string[]
   callbackUrl?: string | null
   linkBase?: string | null
+  primedAt?: Date | string | null
   lastCheckedAt?: Date | string | null
   nextCheckAt?: Date | string | null
   checkingUntil?: Date | string | null
@@ -705,6 +722,7 @@ export type SubscriptionUpdateManyMutationInput = {
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   nextCheckAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   checkingUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -735,6 +753,7 @@ export type SubscriptionUncheckedUpdateManyInput = {
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   nextCheckAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   checkingUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -770,6 +789,7 @@ export type SubscriptionCountOrderByAggregateInput = {
   subtitles?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
+  primedAt?: Prisma.SortOrder
   lastCheckedAt?: Prisma.SortOrder
   nextCheckAt?: Prisma.SortOrder
   checkingUntil?: Prisma.SortOrder
@@ -805,6 +825,7 @@ export type SubscriptionMaxOrderByAggregateInput = {
   audioFormat?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
+  primedAt?: Prisma.SortOrder
   lastCheckedAt?: Prisma.SortOrder
   nextCheckAt?: Prisma.SortOrder
   checkingUntil?: Prisma.SortOrder
@@ -834,6 +855,7 @@ export type SubscriptionMinOrderByAggregateInput = {
   audioFormat?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
+  primedAt?: Prisma.SortOrder
   lastCheckedAt?: Prisma.SortOrder
   nextCheckAt?: Prisma.SortOrder
   checkingUntil?: Prisma.SortOrder
@@ -898,6 +920,7 @@ export type SubscriptionCreateWithoutEntriesInput = {
   subtitles?: Prisma.SubscriptionCreatesubtitlesInput | string[]
   callbackUrl?: string | null
   linkBase?: string | null
+  primedAt?: Date | string | null
   lastCheckedAt?: Date | string | null
   nextCheckAt?: Date | string | null
   checkingUntil?: Date | string | null
@@ -928,6 +951,7 @@ export type SubscriptionUncheckedCreateWithoutEntriesInput = {
   subtitles?: Prisma.SubscriptionCreatesubtitlesInput | string[]
   callbackUrl?: string | null
   linkBase?: string | null
+  primedAt?: Date | string | null
   lastCheckedAt?: Date | string | null
   nextCheckAt?: Date | string | null
   checkingUntil?: Date | string | null
@@ -974,6 +998,7 @@ export type SubscriptionUpdateWithoutEntriesInput = {
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   nextCheckAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   checkingUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1004,6 +1029,7 @@ export type SubscriptionUncheckedUpdateWithoutEntriesInput = {
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   lastCheckedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   nextCheckAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   checkingUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1065,6 +1091,7 @@ export type SubscriptionSelect<ExtArgs extends runtime.Types.Extensions.Internal
   subtitles?: boolean
   callbackUrl?: boolean
   linkBase?: boolean
+  primedAt?: boolean
   lastCheckedAt?: boolean
   nextCheckAt?: boolean
   checkingUntil?: boolean
@@ -1097,6 +1124,7 @@ export type SubscriptionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   subtitles?: boolean
   callbackUrl?: boolean
   linkBase?: boolean
+  primedAt?: boolean
   lastCheckedAt?: boolean
   nextCheckAt?: boolean
   checkingUntil?: boolean
@@ -1127,6 +1155,7 @@ export type SubscriptionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   subtitles?: boolean
   callbackUrl?: boolean
   linkBase?: boolean
+  primedAt?: boolean
   lastCheckedAt?: boolean
   nextCheckAt?: boolean
   checkingUntil?: boolean
@@ -1157,6 +1186,7 @@ export type SubscriptionSelectScalar = {
   subtitles?: boolean
   callbackUrl?: boolean
   linkBase?: boolean
+  primedAt?: boolean
   lastCheckedAt?: boolean
   nextCheckAt?: boolean
   checkingUntil?: boolean
@@ -1169,7 +1199,7 @@ export type SubscriptionSelectScalar = {
   updatedAt?: boolean
 }
 
-export type SubscriptionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "owner" | "url" | "urlKey" | "name" | "title" | "extractor" | "enabled" | "intervalSeconds" | "titleContains" | "backfill" | "quality" | "mode" | "audioFormat" | "subtitles" | "callbackUrl" | "linkBase" | "lastCheckedAt" | "nextCheckAt" | "checkingUntil" | "failures" | "errorCode" | "errorMessage" | "errorRetryable" | "lastCollectionId" | "createdAt" | "updatedAt", ExtArgs["result"]["subscription"]>
+export type SubscriptionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "owner" | "url" | "urlKey" | "name" | "title" | "extractor" | "enabled" | "intervalSeconds" | "titleContains" | "backfill" | "quality" | "mode" | "audioFormat" | "subtitles" | "callbackUrl" | "linkBase" | "primedAt" | "lastCheckedAt" | "nextCheckAt" | "checkingUntil" | "failures" | "errorCode" | "errorMessage" | "errorRetryable" | "lastCollectionId" | "createdAt" | "updatedAt", ExtArgs["result"]["subscription"]>
 export type SubscriptionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   entries?: boolean | Prisma.Subscription$entriesArgs<ExtArgs>
   _count?: boolean | Prisma.SubscriptionCountOutputTypeDefaultArgs<ExtArgs>
@@ -1200,6 +1230,7 @@ export type $SubscriptionPayload<ExtArgs extends runtime.Types.Extensions.Intern
     subtitles: string[]
     callbackUrl: string | null
     linkBase: string | null
+    primedAt: Date | null
     lastCheckedAt: Date | null
     nextCheckAt: Date | null
     checkingUntil: Date | null
@@ -1651,6 +1682,7 @@ export interface SubscriptionFieldRefs {
   readonly subtitles: Prisma.FieldRef<"Subscription", 'String[]'>
   readonly callbackUrl: Prisma.FieldRef<"Subscription", 'String'>
   readonly linkBase: Prisma.FieldRef<"Subscription", 'String'>
+  readonly primedAt: Prisma.FieldRef<"Subscription", 'DateTime'>
   readonly lastCheckedAt: Prisma.FieldRef<"Subscription", 'DateTime'>
   readonly nextCheckAt: Prisma.FieldRef<"Subscription", 'DateTime'>
   readonly checkingUntil: Prisma.FieldRef<"Subscription", 'DateTime'>

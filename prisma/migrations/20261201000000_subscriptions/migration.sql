@@ -17,6 +17,7 @@ CREATE TABLE "subscriptions" (
     "subtitles" TEXT[] DEFAULT ARRAY[]::TEXT[],
     "callback_url" TEXT,
     "link_base" TEXT,
+    "primed_at" TIMESTAMPTZ(3),
     "last_checked_at" TIMESTAMPTZ(3),
     "next_check_at" TIMESTAMPTZ(3),
     "checking_until" TIMESTAMPTZ(3),

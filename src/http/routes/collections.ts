@@ -59,7 +59,7 @@ export function collectionRoutes(deps: CollectionRoutesDeps): Router {
     } catch (error) {
       // The client left: no answer is owed, and its leaving is no fault of the server's.
       if (controller.signal.aborted) return;
-      if (error instanceof DownloadError) throw new HttpProblem(422, error.message, {}, undefined, error.code);
+      if (error instanceof DownloadError) throw new HttpProblem(422, error.message, {}, undefined, { code: error.code });
       throw error;
     }
   });

@@ -4,7 +4,18 @@ import { absoluteHttpUrl } from '../html/page-media.ts';
 // The rules every listing's entries follow, whatever found them: http(s) URLs of a bounded length,
 // each once, in the source's order; ids and titles as labels; no more kept than one past the limit.
 
-export type ListedEntry = { id: string | null; url: string; title: string | null; durationSeconds: number | null };
+/**
+ * `extractor`: the yt-dlp extractor that would read the entry, where yt-dlp listed it (its archive
+ * key is this, lowercased, and the id). `upcoming`: a live not yet started, nothing to download yet.
+ */
+export type ListedEntry = {
+  id: string | null;
+  url: string;
+  title: string | null;
+  durationSeconds: number | null;
+  extractor: string | null;
+  upcoming: boolean;
+};
 
 /** `extractor`: how the entries were found: 'feed', 'page', 'direct', 'hls', 'dash', or yt-dlp's extractor key. */
 export type Listing = { title: string | null; extractor: string; entries: ListedEntry[]; truncated: boolean };
@@ -50,9 +61,23 @@ export class EntryList {
   }
 
   /** Keeps an entry whose URL (already through `entryUrl`) is new; ignores it when there is none or the list is full. */
-  add(entry: { url: string | null; id?: string | null; title?: string | null; durationSeconds?: number | null }): void {
+  add(entry: {
+    url: string | null;
+    id?: string | null;
+    title?: string | null;
+    durationSeconds?: number | null;
+    extractor?: string | null;
+    upcoming?: boolean;
+  }): void {
     if (entry.url === null || this.full || this.byUrl.has(entry.url)) return;
-    this.byUrl.set(entry.url, { id: entryText(entry.id), url: entry.url, title: entryText(entry.title), durationSeconds: seconds(entry.durationSeconds) });
+    this.byUrl.set(entry.url, {
+      id: entryText(entry.id),
+      url: entry.url,
+      title: entryText(entry.title),
+      durationSeconds: seconds(entry.durationSeconds),
+      extractor: labelOf(entry.extractor, MAX_ENTRY_TEXT_CHARS),
+      upcoming: entry.upcoming ?? false,
+    });
   }
 
   /** Every entry kept, one past the limit at most: a list made in the sandbox's thread crosses as these. */

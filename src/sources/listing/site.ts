@@ -39,7 +39,14 @@ export async function listWithSite(site: SiteReaderDeps, url: string, entries: E
   for (const entry of found.entries) {
     // A nested playlist (a channel's tabs) is no video to download.
     if (entry._type === 'playlist') continue;
-    entries.add({ url: ownUrl(entry), id: entry.id, title: entry.title, durationSeconds: entry.duration });
+    entries.add({
+      url: ownUrl(entry),
+      id: entry.id,
+      title: entry.title,
+      durationSeconds: entry.duration,
+      extractor: entry.ie_key,
+      upcoming: entry.live_status === 'is_upcoming',
+    });
   }
   return { kind: 'playlist', title: found.title, extractor, more: (found.count ?? 0) > limit };
 }

@@ -17,6 +17,8 @@ const flatEntrySchema = z.object({
   original_url: text,
   title: text,
   duration: z.number().nullish(),
+  ie_key: text,
+  live_status: text,
 });
 
 const tolerantEntries = z.array(z.unknown()).transform((items) =>

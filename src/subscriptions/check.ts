@@ -1,0 +1,87 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { childrenOf } from '../collections/children.ts';
+import { refusal, type Lister } from '../collections/expand.ts';
+import type { Counted } from '../collections/repository.ts';
+import { DownloadError } from '../core/errors.ts';
+import type { Caller } from '../downloads/caller.ts';
+import { AddressPolicy } from '../net/address-policy.ts';
+import type { Listing } from '../sources/listing/index.ts';
+import { planEntries } from './entries.ts';
+import type { CheckRecord, SubscriptionRepository, SubscriptionRow } from './repository.ts';
+
+export type CheckDeps = {
+  subscriptions: SubscriptionRepository;
+  list: Lister;
+  allowPrivateAddresses: ConstructorParameters<typeof AddressPolicy>[0];
+  /** The newest entries a check lists (SUBSCRIPTION_SCAN_ENTRIES). */
+  scanEntries: number;
+  /** How long a check may hold its subscription: longer than any listing can take. */
+  leaseSeconds: number;
+};
+
+export type CheckOutcome =
+  { kind: 'gone' } | { kind: 'busy' } | { kind: 'failed'; error: DownloadError } | { kind: 'checked'; row: SubscriptionRow; collection: Counted | null };
+
+/**
+ * One check of a subscription: scheduled (`due`, the time its job was queued for; a job no
+ * longer due does nothing) or asked for by a caller. Lists the newest entries, records them as
+ * seen, and makes a collection of those new and wanted. A source that fails is recorded on the
+ * subscription and answered as `failed`; a cut short check (the signal) lets the subscription go
+ * and throws.
+ */
+export async function checkSubscription(deps: CheckDeps, id: string, how: { due: Date } | { caller: Caller }, signal: AbortSignal): Promise<CheckOutcome> {
+  const claim = await deps.subscriptions.claim(id, how, deps.leaseSeconds);
+  if (claim.kind !== 'claimed') return claim;
+  const subscription = claim.row;
+  const firstReading = subscription.primedAt === null;
+  let listing: Listing;
+  try {
+    const limit = firstReading ? Math.max(deps.scanEntries, subscription.backfill) : deps.scanEntries;
+    listing = await deps.list(subscription.url, { limit, signal });
+  } catch (error) {
+    if (signal.aborted) {
+      await deps.subscriptions.release(id);
+      throw error;
+    }
+    const failure = error instanceof DownloadError ? error : new DownloadError('internal_error', 'Reading the subscription failed unexpectedly.', true);
+    await deps.subscriptions.recordFailure(id, failure);
+    return { kind: 'failed', error: failure };
+  }
+  const recorded = await deps.subscriptions.recordCheck(id, record(deps, subscription, listing, firstReading));
+  return recorded ? { kind: 'checked', ...recorded } : { kind: 'gone' };
+}
+
+function record(deps: CheckDeps, subscription: SubscriptionRow, listing: Listing, firstReading: boolean): CheckRecord {
+  const planned = planEntries(listing, { titleContains: subscription.titleContains, firstReading, backfill: subscription.backfill });
+  const addresses = new AddressPolicy(deps.allowPrivateAddresses);
+  const collection = {
+    id: randomUUID(),
+    owner: subscription.owner,
+    kind: 'subscription',
+    subscriptionId: subscription.id,
+    name: subscription.name,
+    url: subscription.url,
+    quality: subscription.quality,
+    mode: subscription.mode,
+    audioFormat: subscription.audioFormat,
+    subtitles: subscription.subtitles,
+    callbackUrl: subscription.callbackUrl,
+    entryPicks: [],
+    linkBase: subscription.linkBase,
+    idempotencyKey: null,
+    // Made by the server, never replayed: the hash only has to be one.
+    requestHash: createHash('sha256').update(`subscription ${subscription.id} ${Date.now()}`).digest('hex'),
+  };
+  const wanted = planned.filter((one) => one.wanted);
+  const children = childrenOf(
+    collection,
+    wanted.map((one, i) => ({ index: i + 1, url: one.entry.url, refused: refusal(addresses, one.entry.url) })),
+  );
+  return {
+    title: listing.title,
+    extractor: listing.extractor,
+    seen: planned.map((one) => one.seen),
+    children: new Map(wanted.map((one, i) => [one.seen.key, children[i]!])),
+    collection,
+  };
+}
