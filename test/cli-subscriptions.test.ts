@@ -128,3 +128,13 @@ test('when vds unsubscribe is given an id, then it stops that subscription; a se
   expect(notAnId.code).toBe(2);
   expect(notAnId.stderr).toMatch(/A subscription id is a UUID/);
 });
+
+test('when vds --help is asked, then it tells how to follow a channel or feed', async () => {
+  const run = await vds(['--help']);
+  expect(run.code).toBe(0);
+  expect(run.stdout).toMatch(/vds subscribe URL --every 1h +follow it/);
+  expect(run.stdout).toMatch(/vds unsubscribe ID +stop following it/);
+  const sub = await vds(['subscribe', '--help']);
+  expect(sub.stdout).toMatch(/--every <duration> +how often to check: 90s, 15m, 1h, 1d, or seconds/);
+  expect(sub.stdout).toMatch(/--archive <file> +a yt-dlp --download-archive file/);
+});

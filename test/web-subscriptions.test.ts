@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { createClient, type VideoDownloadClient } from '../src/client/index.ts';
+import { startTestService, type TestService } from './support/api.ts';
 import { launchBrowser } from './support/browser.ts';
 import { useService } from './support/harness.ts';
 import { growingFeed, waitForSubscription } from './support/subscriptions.ts';
@@ -13,28 +14,33 @@ import { waitFor } from './support/waiting.ts';
 
 const artifacts = fileURLToPath(new URL('artifacts/', import.meta.url));
 
+const API_KEY = 'web-sub-key-51c0';
+const OTHER_KEY = 'web-sub-other-key-8e2a';
+
 const { app, source } = useService({ subscriptionMinIntervalSeconds: 1 });
+let guarded: TestService;
 let browser: Browser;
 let sdk: VideoDownloadClient;
 
 beforeAll(async () => {
-  browser = await launchBrowser();
+  [guarded, browser] = await Promise.all([startTestService({ apiKeys: [API_KEY, OTHER_KEY], subscriptionMinIntervalSeconds: 1 }), launchBrowser()]);
   sdk = createClient({ baseUrl: app.service.url });
   await mkdir(artifacts, { recursive: true });
 });
 
 afterAll(async () => {
   await browser?.close();
+  await guarded?.stop();
 });
 
-async function openPage(): Promise<Page> {
+async function openPage(service: TestService = app): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1000, height: 1200 } });
   const page = await context.newPage();
   const failures: string[] = [];
   page.on('pageerror', (error) => failures.push(error.message));
   // A dialog would mean server text ran as script.
   page.on('dialog', (dialog) => failures.push(`dialog: ${dialog.message()}`));
-  await page.goto(`${app.service.url}/`);
+  await page.goto(`${service.service.url}/`);
   await page.locator('#subscribe-url').waitFor();
   expect(failures).toEqual([]);
   return page;
@@ -144,5 +150,27 @@ test('when Unsubscribe is pressed, then the card goes and the service has it no 
   await waitFor('the card gone', async () => (await item.count()) === 0);
   await expect(sdk.subscriptions.get(created.id)).rejects.toMatchObject({ status: 404 });
   await expect(page.locator('#announce').innerText()).resolves.toBe('Unsubscribed from Leaving soon.');
+  await page.context().close();
+});
+
+test("when the server has API keys, then the list asks for one, and with a key it shows that key's subscriptions only", async () => {
+  const [mine, theirs] = await Promise.all(
+    [API_KEY, OTHER_KEY].map((key, index) =>
+      createClient({ baseUrl: guarded.service.url, apiKey: key }).subscriptions.create({
+        url: source.url(`/page-sub/keyed-${index}.xml`),
+        name: `Feed of key ${index}`,
+      }),
+    ),
+  );
+  const page = await openPage(guarded);
+  const note = page.locator('#subscriptions-note');
+  await waitFor('the list to ask for a key', async () => (await note.innerText()).includes('API key'), 10_000);
+  await expect(page.locator('li.subscription').count()).resolves.toBe(0);
+
+  await page.fill('#api-key', API_KEY);
+  await page.press('#api-key', 'Tab');
+  await waitFor('the list with the key', async () => (await card(page, mine!.id).count()) === 1, 10_000);
+  await expect(card(page, theirs!.id).count()).resolves.toBe(0);
+  await expect(note.innerText()).resolves.toBe('');
   await page.context().close();
 });

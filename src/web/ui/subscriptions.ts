@@ -46,8 +46,10 @@ export class Subscriptions {
       const page = await this.client().subscriptions.list({ limit: SHOWN });
       const ids = new Set(page.items.map((subscription) => subscription.id));
       for (const [id, card] of this.cards) if (!ids.has(id)) this.drop(card);
-      // In the service's order: each card where it belongs, updated or new.
-      list.append(...page.items.map((subscription) => this.cardOf(subscription).node));
+      // In the service's order: each card where it belongs, updated or new. Cards already in that
+      // order stay put, since moving one would take the focus from a button in it.
+      const nodes = page.items.map((subscription) => this.cardOf(subscription).node);
+      if (nodes.some((node, index) => list.children[index] !== node)) list.append(...nodes);
       note.textContent = this.cards.size ? '' : 'No subscriptions yet.';
     } catch (error) {
       note.textContent = this.events.keyProblem(error) ?? sentenceOf(error);
