@@ -4,6 +4,19 @@ import type { CollectionRow, Counts } from './repository.ts';
 
 export type Collection = components['schemas']['Collection'];
 
+type Template = Pick<Collection['options'], 'quality' | 'mode' | 'audio_format' | 'subtitles' | 'callback_url'>;
+
+/** The template of the downloads a collection (or a subscription's checks) makes, as the API shows it. */
+export function presentTemplate(row: Pick<CollectionRow, 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'callbackUrl'>): Template {
+  return {
+    quality: parseQuality(row.quality),
+    mode: row.mode as Template['mode'],
+    audio_format: row.audioFormat as Template['audio_format'],
+    subtitles: row.subtitles,
+    callback_url: row.callbackUrl,
+  };
+}
+
 /** The API's view of a collection and the counts of its children. */
 export function presentCollection(row: CollectionRow, counts: Counts): Collection {
   return {
@@ -17,11 +30,7 @@ export function presentCollection(row: CollectionRow, counts: Counts): Collectio
     counts,
     truncated: row.truncated,
     options: {
-      quality: parseQuality(row.quality),
-      mode: row.mode as Collection['options']['mode'],
-      audio_format: row.audioFormat as Collection['options']['audio_format'],
-      subtitles: row.subtitles,
-      callback_url: row.callbackUrl,
+      ...presentTemplate(row),
       limit: row.entryLimit,
       entries: row.entryPicks.length ? row.entryPicks : null,
     },

@@ -1,5 +1,5 @@
 import type { Caller } from '../downloads/caller.ts';
-import { decodeCursor, encodeCursor, InvalidCursorError } from '../downloads/list.ts';
+import { newestFirstPage } from '../downloads/list.ts';
 import { presentCollection, type Collection } from './present.ts';
 import type { CollectionRepository, CollectionRow, CollectionStatus } from './repository.ts';
 
@@ -16,15 +16,14 @@ export async function present(collections: CollectionRepository, rows: Collectio
 }
 
 /** A page of the caller's collections, newest first, paged as downloads are. */
-export async function listCollections(
+export function listCollections(
   collections: CollectionRepository,
   caller: Caller,
   query: { statuses: CollectionStatus[] | undefined; limit: number; cursor: string | undefined },
 ): Promise<{ items: Collection[]; nextCursor: string | null }> {
-  const position = decodeCursor(query.cursor, undefined);
-  if (position && position.kind !== 'newest') throw new InvalidCursorError();
-  const rows = await collections.list({ caller, statuses: query.statuses, limit: query.limit + 1, after: position });
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return { items: await present(collections, page), nextCursor: rows.length > query.limit && last ? encodeCursor(last, false) : null };
+  return newestFirstPage(
+    query,
+    (after, limit) => collections.list({ caller, statuses: query.statuses, limit, after }),
+    (rows) => present(collections, rows),
+  );
 }

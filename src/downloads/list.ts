@@ -43,6 +43,23 @@ export function decodeCursor(cursor: string | undefined, collectionId: string | 
   return { kind: 'newest', createdAt, id };
 }
 
+/**
+ * A page of a list kept newest first (collections, subscriptions), after `cursor`: `read` is asked
+ * for one more than `limit`, which says whether there is a next page.
+ */
+export async function newestFirstPage<R extends Pick<Row, 'createdAt' | 'id'>, T>(
+  query: { limit: number; cursor: string | undefined },
+  read: (after: { createdAt: Date; id: string } | undefined, count: number) => Promise<R[]>,
+  present: (rows: R[]) => Promise<T[]>,
+): Promise<{ items: T[]; nextCursor: string | null }> {
+  const position = decodeCursor(query.cursor, undefined);
+  if (position && position.kind !== 'newest') throw new InvalidCursorError();
+  const rows = await read(position, query.limit + 1);
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return { items: await present(page), nextCursor: rows.length > query.limit && last ? encodeCursor(last, false) : null };
+}
+
 export async function listDownloads(
   deps: { downloads: DownloadRepository; storage: Storage },
   caller: Caller,

@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { ErrorRequestHandler, Request } from 'express';
 import type { components } from '../../generated/api.ts';
 import { InvalidDownloadRequest } from '../downloads/create-rules.ts';
+import { InvalidCursorError } from '../downloads/list.ts';
 import { DatabaseTooSlow } from '../db/deadline.ts';
 import { unavailableCode } from '../db/errors.ts';
 import { StoreUnavailable } from '../storage/index.ts';
@@ -127,6 +128,9 @@ const RETRY_AFTER_SECONDS = 5;
 export function toProblem(error: unknown, req: FailedRequest): HttpProblem {
   if (error instanceof HttpProblem) return error;
   if (error instanceof InvalidDownloadRequest) return new HttpProblem(400, error.message, {}, [{ field: error.field, message: error.reason }]);
+  if (error instanceof InvalidCursorError) {
+    return new HttpProblem(400, error.message, {}, [{ field: '/query/cursor', message: 'must be a next_cursor this service returned' }]);
+  }
   const code = unavailableCode(error);
   if (code) {
     req.log.warn({ code }, 'database unavailable');

@@ -1,5 +1,5 @@
 import type { components } from '../../generated/api.ts';
-import { parseQuality } from '../core/quality.ts';
+import { presentTemplate } from '../collections/present.ts';
 import type { SubscriptionRow } from './repository.ts';
 
 export type Subscription = components['schemas']['Subscription'];
@@ -15,13 +15,7 @@ export function presentSubscription(row: SubscriptionRow, seenCount: number): Su
     status: !row.enabled ? 'paused' : row.failures > 0 ? 'failing' : 'active',
     interval_seconds: row.intervalSeconds,
     title_contains: row.titleContains,
-    options: {
-      quality: parseQuality(row.quality),
-      mode: row.mode as Subscription['options']['mode'],
-      audio_format: row.audioFormat as Subscription['options']['audio_format'],
-      subtitles: row.subtitles,
-      callback_url: row.callbackUrl,
-    },
+    options: presentTemplate(row),
     last_checked_at: row.lastCheckedAt?.toISOString() ?? null,
     next_check_at: row.nextCheckAt?.toISOString() ?? null,
     last_error:

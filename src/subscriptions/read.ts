@@ -1,5 +1,5 @@
 import type { Caller } from '../downloads/caller.ts';
-import { decodeCursor, encodeCursor, InvalidCursorError } from '../downloads/list.ts';
+import { newestFirstPage } from '../downloads/list.ts';
 import { presentSubscription, type Subscription } from './present.ts';
 import type { SubscriptionRepository, SubscriptionRow } from './repository.ts';
 
@@ -16,15 +16,14 @@ export async function present(subscriptions: SubscriptionRepository, rows: Subsc
 }
 
 /** A page of the caller's subscriptions, newest first, paged as downloads are. */
-export async function listSubscriptions(
+export function listSubscriptions(
   subscriptions: SubscriptionRepository,
   caller: Caller,
   query: { limit: number; cursor: string | undefined },
 ): Promise<{ items: Subscription[]; nextCursor: string | null }> {
-  const position = decodeCursor(query.cursor, undefined);
-  if (position && position.kind !== 'newest') throw new InvalidCursorError();
-  const rows = await subscriptions.list({ caller, limit: query.limit + 1, after: position });
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return { items: await present(subscriptions, page), nextCursor: rows.length > query.limit && last ? encodeCursor(last, false) : null };
+  return newestFirstPage(
+    query,
+    (after, limit) => subscriptions.list({ caller, limit, after }),
+    (rows) => present(subscriptions, rows),
+  );
 }

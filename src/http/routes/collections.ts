@@ -8,7 +8,6 @@ import { listCollections, readCollection } from '../../collections/read.ts';
 import type { CollectionRepository, CollectionStatus } from '../../collections/repository.ts';
 import type { Config } from '../../config/index.ts';
 import { DownloadError } from '../../core/errors.ts';
-import { InvalidCursorError } from '../../downloads/list.ts';
 import type { EventStreams } from '../../events/event-streams.ts';
 import { collectionEvents } from '../../events/kinds.ts';
 import type { Storage } from '../../storage/index.ts';
@@ -66,15 +65,8 @@ export function collectionRoutes(deps: CollectionRoutesDeps): Router {
 
   router.get('/collections', async (req, res) => {
     const query = req.query as { status?: CollectionStatus[]; limit?: number; cursor?: string };
-    try {
-      const page = await listCollections(collections, keys.callerOf(req), { statuses: query.status, limit: query.limit ?? 20, cursor: query.cursor });
-      sendJson(res, ['/collections', 'get'], 200, { items: page.items, next_cursor: page.nextCursor });
-    } catch (error) {
-      if (error instanceof InvalidCursorError) {
-        throw new HttpProblem(400, error.message, {}, [{ field: '/query/cursor', message: 'must be a next_cursor this service returned' }]);
-      }
-      throw error;
-    }
+    const page = await listCollections(collections, keys.callerOf(req), { statuses: query.status, limit: query.limit ?? 20, cursor: query.cursor });
+    sendJson(res, ['/collections', 'get'], 200, { items: page.items, next_cursor: page.nextCursor });
   });
 
   router.get('/collections/:collection_id', async (req, res) => {

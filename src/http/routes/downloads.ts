@@ -4,7 +4,7 @@ import type { Config } from '../../config/index.ts';
 import type { DownloadStatus } from '../../core/statuses.ts';
 import { cancelDownload } from '../../downloads/cancel.ts';
 import { DownloadCreator } from '../../downloads/create.ts';
-import { InvalidCursorError, listDownloads } from '../../downloads/list.ts';
+import { listDownloads } from '../../downloads/list.ts';
 import { confirmFile } from '../../downloads/lost-files.ts';
 import { presentDownload } from '../../downloads/present.ts';
 import type { DownloadRepository } from '../../downloads/repository.ts';
@@ -58,21 +58,14 @@ export function downloadRoutes(deps: DownloadRoutesDeps): Router {
   router.get('/downloads', async (req, res) => {
     // The validator has checked the query and turned it into numbers and arrays.
     const query = req.query as { status?: DownloadStatus[]; limit?: number; cursor?: string; collection_id?: string };
-    try {
-      const page = await listDownloads(deps, keys.callerOf(req), {
-        statuses: query.status,
-        limit: query.limit ?? 20,
-        cursor: query.cursor,
-        collectionId: query.collection_id,
-      });
-      const base = publicBase(req, config);
-      sendJson(res, ['/downloads', 'get'], 200, { items: page.rows.map((row) => presentDownload(row, base)), next_cursor: page.nextCursor });
-    } catch (error) {
-      if (error instanceof InvalidCursorError) {
-        throw new HttpProblem(400, error.message, {}, [{ field: '/query/cursor', message: 'must be a next_cursor this service returned' }]);
-      }
-      throw error;
-    }
+    const page = await listDownloads(deps, keys.callerOf(req), {
+      statuses: query.status,
+      limit: query.limit ?? 20,
+      cursor: query.cursor,
+      collectionId: query.collection_id,
+    });
+    const base = publicBase(req, config);
+    sendJson(res, ['/downloads', 'get'], 200, { items: page.rows.map((row) => presentDownload(row, base)), next_cursor: page.nextCursor });
   });
 
   router.get('/downloads/:download_uuid', async (req, res) => {

@@ -1,7 +1,6 @@
 import { Router } from 'express';
 import { presentCollection } from '../../collections/present.ts';
 import type { Config } from '../../config/index.ts';
-import { InvalidCursorError } from '../../downloads/list.ts';
 import { formatArchive } from '../../subscriptions/archive.ts';
 import { checkSubscription, type CheckDeps } from '../../subscriptions/check.ts';
 import { listSubscriptions, readSubscription } from '../../subscriptions/read.ts';
@@ -47,15 +46,8 @@ export function subscriptionRoutes(deps: SubscriptionRoutesDeps): Router {
 
   router.get('/subscriptions', async (req, res) => {
     const query = req.query as { limit?: number; cursor?: string };
-    try {
-      const page = await listSubscriptions(subscriptions, keys.callerOf(req), { limit: query.limit ?? 20, cursor: query.cursor });
-      sendJson(res, ['/subscriptions', 'get'], 200, { items: page.items, next_cursor: page.nextCursor });
-    } catch (error) {
-      if (error instanceof InvalidCursorError) {
-        throw new HttpProblem(400, error.message, {}, [{ field: '/query/cursor', message: 'must be a next_cursor this service returned' }]);
-      }
-      throw error;
-    }
+    const page = await listSubscriptions(subscriptions, keys.callerOf(req), { limit: query.limit ?? 20, cursor: query.cursor });
+    sendJson(res, ['/subscriptions', 'get'], 200, { items: page.items, next_cursor: page.nextCursor });
   });
 
   router.get('/subscriptions/:subscription_id', async (req, res) => {
