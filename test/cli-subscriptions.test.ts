@@ -39,7 +39,7 @@ test('when vds subscribe is given every option, then the subscription holds each
   expect(run.code).toBe(0);
   const id = UUID_LINE.exec(run.stdout)?.[1];
   expect(id).toBeDefined();
-  expect(run.stderr).toBe(`subscribed to ${feed.url}; its newest 1 now, checked every 1h30m; stop with: vds unsubscribe ${id}\n`);
+  expect(run.stderr).toBe(`subscribed to ${feed.url}: its newest 1 now, then what is new every 1h30m; stop with: vds unsubscribe ${id}\n`);
   expectPlain(run);
   expect(await sdk.subscriptions.get(id!)).toMatchObject({
     url: feed.url,
@@ -93,6 +93,7 @@ test('when --archive names a yt-dlp archive file, then its entries count as seen
 
   const run = await vds(['subscribe', feed.url, '--archive', archive, '--backfill', '2']);
   expect(run.code).toBe(0);
+  expect(run.stderr).toMatch(/: its newest 2 now, then what is new every 1h; stop with/);
   const id = UUID_LINE.exec(run.stdout)![1]!;
   const read = await waitForSubscription(sdk, id);
   // Both entries were in the archive: the backfill finds nothing to download.

@@ -55,8 +55,9 @@ export async function subscribe(connection: Connection, url: string, options: Su
       throw error;
     });
   out.write(`${created.id}\n`);
-  const backfill = options.backfill ? `; its newest ${options.backfill} now,` : ', from now on,';
-  err.write(`subscribed to ${url}${backfill} checked every ${formatInterval(created.interval_seconds)}; stop with: vds unsubscribe ${created.id}\n`);
+  const every = formatInterval(created.interval_seconds);
+  const what = options.backfill ? `its newest ${options.backfill} now, then what is new every ${every}` : `what is new from now on, every ${every}`;
+  err.write(`subscribed to ${url}: ${what}; stop with: vds unsubscribe ${created.id}\n`);
 }
 
 /** A check time as the table shows it: relative, or `-` when there is none. */
