@@ -174,3 +174,18 @@ test("when the server has API keys, then the list asks for one, and with a key i
   await expect(note.innerText()).resolves.toBe('');
   await page.context().close();
 });
+
+test('when the list is asked for again, then each card shows the change, and a focused button keeps the focus', async () => {
+  const feeds = ['first', 'second'].map((name) => growingFeed(source, `/page-sub/refresh-${name}.xml`, name));
+  const first = await sdk.subscriptions.create({ url: feeds[0]!.url, interval_seconds: 3_600, name: 'Older one' });
+  const second = await sdk.subscriptions.create({ url: feeds[1]!.url, interval_seconds: 3_600, name: 'Newer one' });
+  const page = await openPage();
+  const button = card(page, first.id).getByRole('button', { name: 'Check Older one now' });
+  await button.focus();
+  await sdk.subscriptions.update(second.id, { enabled: false });
+  // The page asks every 15 s.
+  await waitFor('the pause on the page', async () => (await card(page, second.id).getAttribute('data-status')) === 'paused', 20_000);
+  await expect(card(page, second.id).locator('.checks').innerText()).resolves.toMatch(/ · no check until resumed$/);
+  await expect(button.evaluate((node) => node === document.activeElement)).resolves.toBe(true);
+  await page.context().close();
+});
