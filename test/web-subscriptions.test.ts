@@ -153,7 +153,7 @@ test('when Unsubscribe is pressed, then the card goes and the service has it no 
   await page.context().close();
 });
 
-test("when the server has API keys, then the list asks for one, and with a key it shows that key's subscriptions only", async () => {
+test("when the server has API keys, then the list asks for one, and with a key it shows that key's subscriptions only; a refused key empties it", async () => {
   const [mine, theirs] = await Promise.all(
     [API_KEY, OTHER_KEY].map((key, index) =>
       createClient({ baseUrl: guarded.service.url, apiKey: key }).subscriptions.create({
@@ -172,6 +172,12 @@ test("when the server has API keys, then the list asks for one, and with a key i
   await waitFor('the list with the key', async () => (await card(page, mine!.id).count()) === 1, 10_000);
   await expect(card(page, theirs!.id).count()).resolves.toBe(0);
   await expect(note.innerText()).resolves.toBe('');
+
+  // A key no longer accepted: what the list showed goes, and the note says why.
+  await page.fill('#api-key', 'not-a-key');
+  await page.press('#api-key', 'Tab');
+  await waitFor('the refusal said', async () => (await note.innerText()) === 'The API key was not accepted; check it and try again.', 10_000);
+  await expect(page.locator('li.subscription').count()).resolves.toBe(0);
   await page.context().close();
 });
 

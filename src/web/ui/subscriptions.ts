@@ -24,6 +24,8 @@ export type SubscriptionElements = {
 export class Subscriptions {
   private readonly cards = new Map<string, SubscriptionCard>();
   private loading = false;
+  /** Asked for while a load ran (a key typed meanwhile): one more load follows it. */
+  private again = false;
 
   constructor(
     private readonly elements: SubscriptionElements,
@@ -39,7 +41,10 @@ export class Subscriptions {
 
   /** The caller's subscriptions as the service has them now, newest first. */
   async load(): Promise<void> {
-    if (this.loading) return;
+    if (this.loading) {
+      this.again = true;
+      return;
+    }
     this.loading = true;
     const { list, note } = this.elements;
     try {
@@ -52,11 +57,16 @@ export class Subscriptions {
       if (nodes.some((node, index) => list.children[index] !== node)) list.append(...nodes);
       note.textContent = this.cards.size ? '' : 'No subscriptions yet.';
     } catch (error) {
-      note.textContent = this.events.keyProblem(error) ?? sentenceOf(error);
+      const aboutKey = this.events.keyProblem(error);
       // What the list showed belongs to a key that no longer works.
-      if (this.events.keyProblem(error)) for (const card of this.cards.values()) this.drop(card);
+      if (aboutKey) for (const card of [...this.cards.values()]) this.drop(card);
+      note.textContent = aboutKey ?? sentenceOf(error);
     } finally {
       this.loading = false;
+    }
+    if (this.again) {
+      this.again = false;
+      void this.load();
     }
   }
 
