@@ -38,11 +38,11 @@ export class Interrupted extends Error {
 /** Entries of several were saved, but not all: the command says which, then exits 1. */
 export class SomeMissing extends Error {}
 
-const clientOf = ({ server, apiKey }: Connection): VideoDownloadClient => createClient({ baseUrl: server, apiKey });
+export const clientOf = ({ server, apiKey }: Connection): VideoDownloadClient => createClient({ baseUrl: server, apiKey });
 
 /** How long a single request may go unanswered (waiting for a download is not one). */
 export const ANSWER_TIMEOUT_MS = 30_000;
-const answered = (signal: AbortSignal) => AbortSignal.any([signal, AbortSignal.timeout(ANSWER_TIMEOUT_MS)]);
+export const answered = (signal: AbortSignal) => AbortSignal.any([signal, AbortSignal.timeout(ANSWER_TIMEOUT_MS)]);
 
 /**
  * Where `-o` puts the file. A path that ends in a separator, or an existing directory, is a folder
@@ -71,14 +71,18 @@ async function checkWritable({ folder }: Output): Promise<void> {
   });
 }
 
-export type GetOptions = {
-  output?: string;
+/** The options that say what each file is to be (vds get, vds subscribe). */
+export type Template = {
   quality: 'best' | 'worst' | number;
-  filename?: string;
   audio?: boolean;
   audioFormat?: 'best' | 'm4a' | 'mp3' | 'opus';
   mute?: boolean;
   subs?: string[];
+};
+
+export type GetOptions = Template & {
+  output?: string;
+  filename?: string;
   /** The first N entries of a URL that holds several (the collection's limit). */
   first?: number;
   /** Only these positions of a URL that holds several, as `vds entries` numbers them. */
@@ -87,8 +91,8 @@ export type GetOptions = {
   name?: string;
 };
 
-/** What each file is to be, for one download or every child of a collection. */
-function template(options: GetOptions): Pick<CreateDownload, 'quality' | 'mode' | 'audio_format' | 'subtitles'> {
+/** What each file is to be, for one download or every child of a collection or a subscription. */
+export function template(options: Template): Pick<CreateDownload, 'quality' | 'mode' | 'audio_format' | 'subtitles'> {
   return {
     quality: options.quality,
     ...(options.audio ? { mode: 'audio' as const, ...(options.audioFormat ? { audio_format: options.audioFormat } : {}) } : {}),

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { isNetworkError, ProblemError, problemSentence } from '../client/index.ts';
+import { isNetworkError, MAX_INTERVAL_SECONDS, parseDuration, ProblemError, problemSentence } from '../client/index.ts';
 import { ANSWER_TIMEOUT_MS, cancel, entries, get, Interrupted, list, SomeMissing, status, type Connection, type Terminal } from './commands.ts';
+import { subscribe, subscriptions, unsubscribe } from './subscriptions.ts';
 
 // `vds`: the service from a shell, on the SDK. Exit 0 when done, 1 when the service or the download
 // said no, 2 for a command line that makes no sense, 130 after Ctrl-C.
@@ -46,6 +47,18 @@ function collectionId(value: string): string {
   return value;
 }
 
+function subscriptionId(value: string): string {
+  if (!UUID.test(value)) throw new InvalidArgumentError('A subscription id is a UUID, as vds subscribe and vds subscriptions print it.');
+  return value;
+}
+
+function interval(value: string): number {
+  const seconds = parseDuration(value);
+  if (seconds === undefined) throw new InvalidArgumentError('Use a duration such as 90s, 15m, 1h or 1d, or a number of seconds.');
+  if (seconds > MAX_INTERVAL_SECONDS) throw new InvalidArgumentError('Use at most 30 days (30d).');
+  return seconds;
+}
+
 function positive(value: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('Use a whole number of at least 1.');
@@ -75,6 +88,12 @@ function atMostEntries(value: string): number {
   return number;
 }
 
+function backfill(value: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number > MOST_ENTRIES) throw new InvalidArgumentError(`Use a whole number from 0 to ${MOST_ENTRIES}.`);
+  return number;
+}
+
 function statuses(value: string): (typeof STATUSES)[number][] {
   const names = value.split(',');
   const unknown = names.filter((name) => !(STATUSES as readonly string[]).includes(name));
@@ -98,7 +117,12 @@ Several videos at once (vds get --help for every option):
   vds get PLAYLIST --first 10   only its first 10 entries
   vds entries PLAYLIST          its entries, numbered; then: vds get PLAYLIST --pick 1,3-5
   vds get URL URL URL --name x  several links (a batch), into x/
-One line counts the entries done and the bytes saved; entries without a file are named, and vds exits 1.`,
+One line counts the entries done and the bytes saved; entries without a file are named, and vds exits 1.
+
+New entries of a channel, playlist or feed, downloaded by the service as they appear:
+  vds subscribe URL --every 1h  follow it (vds subscribe --help for every option)
+  vds subscriptions             what you follow, with each one's last and next check
+  vds unsubscribe ID            stop following it; what it downloaded stays`,
   )
   .exitOverride();
 
@@ -158,6 +182,36 @@ program
   .description('cancel a download, or remove its file when it is done; or cancel the rest of a collection')
   .argument('<id>', 'the download’s id, or a collection’s', downloadId)
   .action((id: string) => cancel(connection(), id, terminal));
+
+program
+  .command('subscribe')
+  .description('follow a channel, a playlist or a feed: the service checks it on a schedule and downloads each new entry')
+  .argument('<url>', 'the channel, playlist, feed or page')
+  .option('--every <duration>', 'how often to check: 90s, 15m, 1h, 1d, or seconds (default: the service’s, an hour)', interval)
+  .option('--backfill <n>', 'also download its newest n entries now (default 0: only what appears from now on)', backfill)
+  .option('--match <text>', 'only entries whose title contains this text (ignoring case)')
+  .option('--name <name>', 'the subscription’s name (default: the title the source gives)')
+  .option('--archive <file>', 'a yt-dlp --download-archive file: its entries count as already downloaded')
+  .option('-q, --quality <quality>', 'best, worst, or a height such as 720', quality, 'best')
+  .addOption(new Option('--audio', 'the sound only').conflicts('mute'))
+  .addOption(new Option('--audio-format <format>', "with --audio: best (the source's own), m4a, mp3 or opus").argParser(audioFormat))
+  .addOption(new Option('--mute', 'the picture only'))
+  .option('--subs <languages>', 'subtitles to embed: language tags such as en,de, or all', languages)
+  .action((url: string, options: Parameters<typeof subscribe>[2], command: Command) => {
+    if (options.audioFormat && !options.audio) command.error("error: option '--audio-format' goes with '--audio'", { exitCode: EXIT.usage });
+    return subscribe(connection(), url, options, terminal);
+  });
+
+program
+  .command('subscriptions')
+  .description('list what you follow: id, status, interval, last and next check, entries seen, name or URL')
+  .action(() => subscriptions(connection(), terminal));
+
+program
+  .command('unsubscribe')
+  .description('stop following a channel, playlist or feed; its downloads and collections stay')
+  .argument('<id>', 'the subscription’s id, as vds subscriptions prints it', subscriptionId)
+  .action((id: string) => unsubscribe(connection(), id, terminal));
 
 /** A sentence for what went wrong, and the exit code that goes with it. */
 function failure(error: unknown): [string, number] {

@@ -2,6 +2,7 @@ import createFetchClient, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/api.ts';
 import { ProblemError } from './problem.ts';
 import { saveFile, type FetchFn, type SavedFile, type SaveProgress } from './save.ts';
+import { subscriptionClient, type SubscriptionClient } from './subscriptions.ts';
 import {
   FINAL_STATUSES,
   isCollectionFinal,
@@ -18,8 +19,8 @@ import {
 } from './types.ts';
 import { watchCollection, watchDownload, type WatchOptions } from './watch.ts';
 
-/** JSON and problem+json: the answers the SDK reads (the event stream it reads as a stream). */
-type Json = `application/${string}json`;
+/** JSON and problem+json: the answers the SDK reads (the event stream it reads as a stream, an archive as text). */
+export type Json = `application/${string}json`;
 
 export type ClientOptions = {
   /** Where the service answers, with its BASE_PATH: `http://127.0.0.1:3000`. */
@@ -66,6 +67,7 @@ export type VideoDownloadClient = {
   /** Waits for the download, then writes its file to `path`, resuming and checking its sha256. */
   save(id: string, path: string, options?: SaveOptions): Promise<SavedFile>;
   collections: CollectionClient;
+  subscriptions: SubscriptionClient;
   /** The openapi-fetch client underneath, typed from openapi.yaml, for anything else. */
   raw: Client<paths, Json>;
 };
@@ -110,12 +112,14 @@ export function createClient({ baseUrl, apiKey, fetch: fetchFn = (request) => gl
       return saveFile(fetchFn, download, path, { signal, onProgress: onBytes });
     },
     collections: collectionClient(raw, ok),
+    subscriptions: subscriptionClient(raw, ok),
     raw,
   };
   return client;
 }
 
-type Ok = <T>(call: Promise<{ data?: T; error?: unknown; response: Response }>) => Promise<T>;
+/** The data of a 2xx answer, or the ProblemError of any other. */
+export type Ok = <T>(call: Promise<{ data?: T; error?: unknown; response: Response }>) => Promise<T>;
 
 function collectionClient(raw: Client<paths, Json>, ok: Ok): CollectionClient {
   const path = (id: string) => ({ params: { path: { collection_id: id } } });

@@ -38,6 +38,8 @@ export class CollectionCard {
     private readonly announce: Announce,
   ) {
     this.node.dataset.id = current.id;
+    // What a subscription's "Check now" links to.
+    this.node.id = `collection-${current.id}`;
     this.cancelButton.type = 'button';
     this.cancelButton.addEventListener('click', () => void this.cancel());
     const actions = element('div', 'actions');

@@ -4,9 +4,11 @@ import { CollectionCard } from './collection-card.ts';
 import { DownloadCard, sentenceOf } from './download-card.ts';
 import { LiveCards } from './live.ts';
 import { clientFor, storedKey, storeKey } from './session.ts';
+import { Subscriptions } from './subscriptions.ts';
 
 // The page: a form that creates downloads (one link) or a collection (several links, or a link that
-// holds several videos), and the recent collections and downloads, newest first, each live.
+// holds several videos), the caller's subscriptions, and the recent collections and downloads,
+// newest first, each live.
 
 const PAGE_SIZE = 10;
 /** Collections shown on top of the list: the newest; their entries are not listed again below. */
@@ -147,6 +149,33 @@ async function create(vds: VideoDownloadClient, links: string[], template: Templ
   return vds.create({ url, ...template, ...named });
 }
 
+const subscriptions = new Subscriptions(
+  {
+    form: $('subscribe'),
+    url: $('subscribe-url'),
+    every: $('subscribe-every'),
+    mode: $('subscribe-mode'),
+    submit: $('subscribe-submit'),
+    error: $('subscribe-error'),
+    note: $('subscriptions-note'),
+    list: $('subscriptions'),
+  },
+  client,
+  {
+    announce,
+    // What a check found is shown with the other collections, on top.
+    found: (collection) => {
+      showCollection(collection, 'top');
+      listNote.textContent = '';
+    },
+    keyProblem: (error) => {
+      if (!needsKey(error)) return null;
+      keyRow.hidden = false;
+      return keySentence();
+    },
+  },
+);
+
 // Enter sends the form, as in a one-line box; Shift+Enter starts another line for another link.
 urlInput.addEventListener('keydown', (event) => {
   if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
@@ -194,6 +223,8 @@ form.addEventListener('submit', (event) => {
 keyInput.addEventListener('change', () => {
   storeKey(keyInput.value.trim());
   void loadPage(false);
+  void subscriptions.load();
 });
 more.addEventListener('click', () => void loadPage(true));
 void loadPage(false);
+void subscriptions.load();
