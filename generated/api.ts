@@ -542,16 +542,10 @@ export interface components {
              * @description A channel, a playlist, a feed or a page, as a collection takes.
              */
             url: string;
-            /**
-             * @description Seconds between checks; at least the server's `SUBSCRIPTION_MIN_INTERVAL_SECONDS` (900 unless changed), at most 30 days.
-             * @default 3600
-             */
-            interval_seconds: number;
-            /**
-             * @description How many of the newest entries to download now; the rest of what the source holds counts as seen. At most the server's `MAX_COLLECTION_ITEMS`.
-             * @default 0
-             */
-            backfill: number;
+            /** @description Seconds between checks (3600 when left out); at least the server's `SUBSCRIPTION_MIN_INTERVAL_SECONDS` (900 unless changed), at most 30 days. */
+            interval_seconds?: number;
+            /** @description How many of the newest entries to download now (0 when left out); the rest of what the source holds counts as seen. At most the server's `MAX_COLLECTION_ITEMS`. */
+            backfill?: number;
             /** @description Only entries whose title contains this text (ignoring case) are downloaded; a plain substring, never a pattern. */
             title_contains?: string;
             /**

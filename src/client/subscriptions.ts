@@ -1,5 +1,5 @@
 import type { Client } from 'openapi-fetch';
-import type { components, paths } from '../../generated/api.ts';
+import type { paths } from '../../generated/api.ts';
 import type { Json, Ok } from './client.ts';
 import { ProblemError } from './problem.ts';
 import type { Collection, CreateSubscription, Subscription, SubscriptionListQuery, SubscriptionPage, UpdateSubscription } from './types.ts';
@@ -28,8 +28,7 @@ export type SubscriptionClient = {
 export function subscriptionClient(raw: Client<paths, Json>, ok: Ok): SubscriptionClient {
   const path = (id: string) => ({ params: { path: { subscription_id: id } } });
   return {
-    // Its defaults may be left out (see CreateSubscription), which the generated type does not know.
-    create: (body, { signal } = {}) => ok(raw.POST('/subscriptions', { body: body as components['schemas']['CreateSubscription'], signal })),
+    create: (body, { signal } = {}) => ok(raw.POST('/subscriptions', { body, signal })),
     list: (query = {}, { signal } = {}) => ok(raw.GET('/subscriptions', { params: { query }, signal })),
     get: (id, { signal } = {}) => ok(raw.GET('/subscriptions/{subscription_id}', { ...path(id), signal })),
     update: (id, body, { signal } = {}) => ok(raw.PATCH('/subscriptions/{subscription_id}', { ...path(id), body, signal })),

@@ -26,12 +26,7 @@ export type CollectionListQuery = NonNullable<paths['/collections']['get']['para
 export type Subscription = Schemas['Subscription'];
 export type SubscriptionStatus = Schemas['SubscriptionStatus'];
 export type SubscriptionPage = Schemas['SubscriptionPage'];
-/**
- * openapi-typescript writes a property that has a default as always there, which is true of an
- * answer; in a request the default is what the service takes when the property is left out.
- */
-export type CreateSubscription = Omit<Schemas['CreateSubscription'], 'interval_seconds' | 'backfill'> &
-  Partial<Pick<Schemas['CreateSubscription'], 'interval_seconds' | 'backfill'>>;
+export type CreateSubscription = Schemas['CreateSubscription'];
 export type UpdateSubscription = Schemas['UpdateSubscription'];
 export type NothingNew = Schemas['NothingNew'];
 export type SubscriptionListQuery = NonNullable<paths['/subscriptions']['get']['parameters']['query']>;
