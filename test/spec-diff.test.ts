@@ -75,9 +75,10 @@ const removeSha256 = (text: string) =>
     "        sha256:\n          type: string\n          pattern: '^[0-9a-f]{64}$'\n",
     '',
   );
-const createBody = '      required: [url]\n      properties:\n';
+// CreateDownload's, which the last release has: a schema added since could change freely.
+const createBody = '    CreateDownload:\n      type: object\n      additionalProperties: false\n      required: [url]\n      properties:\n';
 const addOptional = (text: string) => edit(text, createBody, `${createBody}        note:\n          type: string\n`);
-const addRequired = (text: string) => edit(addOptional(text), '      required: [url]\n', '      required: [url, note]\n');
+const addRequired = (text: string) => edit(addOptional(text), `${createBody}        note:`, `${createBody.replace('[url]', '[url, note]')}        note:`);
 /** The contract's own version line, whatever it is now, with its major number raised. */
 function raiseMajor(text: string): string {
   const [line, major] = /^ {2}version: (\d+)\.\d+\.\d+$/m.exec(text) ?? [];
