@@ -1,5 +1,6 @@
 import { useService } from './support/harness.ts';
 import { growingFeed } from './support/subscriptions.ts';
+import { waitFor } from './support/waiting.ts';
 
 // Subscriptions asked for by a hostile client, or following a hostile source: each answer is the
 // contract's, and nothing a refused request carries is kept.
@@ -33,4 +34,29 @@ test('when title_contains holds control characters such as NUL, then it is kept 
   expect(unchanged.body.errors).toEqual([expect.objectContaining({ field: '/body/title_contains' })]);
   const kept = await app.http.request('GET', `/subscriptions/${id}`, '/subscriptions/{subscription_id}');
   expect(kept.body).toMatchObject({ title_contains: 'part two', enabled: true });
+});
+
+test('when a subscription is deleted while a check asked for reads a source that then fails, then the check answers 404, as one whose source answered does', async () => {
+  let release: () => void = () => undefined;
+  const url = source.route('/hostile/held.xml', async (_req, res) => {
+    await new Promise<void>((resolve) => (release = resolve));
+    res.writeHead(500).end();
+  });
+  const created = await create({ url, interval_seconds: 3_600 });
+  expect(created.status).toBe(201);
+  const id = created.body.id as string;
+  // The first reading, queued at once, is held too: let it fail, then ask for a check.
+  await waitFor('the first reading to arrive', () => source.requestsFor('/hostile/held.xml').length === 1);
+  release();
+  await waitFor('the first reading to end', async () => {
+    const now = await app.http.request('GET', `/subscriptions/${id}`, '/subscriptions/{subscription_id}');
+    return now.body.last_checked_at !== null;
+  });
+
+  const check = app.http.request('POST', `/subscriptions/${id}/check`, '/subscriptions/{subscription_id}/check');
+  await waitFor('the check to reach the source', () => source.requestsFor('/hostile/held.xml').length === 2);
+  const removed = await app.http.request('DELETE', `/subscriptions/${id}`, '/subscriptions/{subscription_id}');
+  expect(removed.status).toBe(200);
+  release();
+  expect((await check).status).toBe(404);
 });
