@@ -52,7 +52,8 @@ export async function checkSubscription(deps: CheckDeps, id: string, how: { due:
       throw error;
     }
     const failure = error instanceof DownloadError ? error : new DownloadError('internal_error', 'Reading the subscription failed unexpectedly.', true);
-    await deps.subscriptions.recordFailure(id, failure);
+    // Deleted while it read: gone, as a check that listed its source answers then.
+    if (!(await deps.subscriptions.recordFailure(id, failure))) return { kind: 'gone' };
     return { kind: 'failed', error: failure };
   } finally {
     holding.stop();

@@ -3,6 +3,7 @@ import type { components } from '../../generated/api.ts';
 import type { Caller } from '../downloads/caller.ts';
 import { CreateRequestCheck, InvalidDownloadRequest, type CreateRules } from '../downloads/create-rules.ts';
 import { audioFormatOf } from '../downloads/create.ts';
+import { labelOf } from '../core/text.ts';
 import { cleanFileName } from '../downloads/filename.ts';
 import { parseArchive } from './archive.ts';
 import type { NewSubscription, SeenEntry, SubscriptionChanges, SubscriptionRow } from './repository.ts';
@@ -26,6 +27,22 @@ function nameOf(name: string | null | undefined): string | null {
   return name ? cleanFileName(name) || null : null;
 }
 
+/**
+ * A filter as the titles it is matched against are kept (labelOf): one line, without the control
+ * characters a title never holds (a NUL, which PostgreSQL refuses, among them); none when nothing is left.
+ */
+function filterOf(text: string): string {
+  const filter = labelOf(text);
+  if (filter === null) {
+    throw new InvalidDownloadRequest(
+      '/body/title_contains',
+      'must hold a visible character',
+      'title_contains holds only spaces or control characters, which no title has.',
+    );
+  }
+  return filter;
+}
+
 export class SubscriptionRequestCheck {
   private readonly request: CreateRequestCheck;
 
@@ -38,6 +55,7 @@ export class SubscriptionRequestCheck {
     this.request.checkSource(input.url, '/body/url');
     const intervalSeconds = input.interval_seconds ?? DEFAULT_INTERVAL_SECONDS;
     this.checkInterval(intervalSeconds);
+    const titleContains = input.title_contains === undefined ? null : filterOf(input.title_contains);
     const backfill = input.backfill ?? 0;
     if (backfill > this.rules.maxItems) {
       throw new InvalidDownloadRequest(
@@ -57,7 +75,7 @@ export class SubscriptionRequestCheck {
         urlKey: new URL(input.url).href,
         name: nameOf(input.name),
         intervalSeconds,
-        titleContains: input.title_contains ?? null,
+        titleContains,
         backfill,
         quality: String(input.quality ?? 'best'),
         mode: input.mode ?? 'video',
@@ -72,6 +90,7 @@ export class SubscriptionRequestCheck {
   /** The columns a PATCH changes, its template checked as it will be after the change; throws InvalidDownloadRequest. */
   changes(row: SubscriptionRow, input: UpdateSubscriptionInput): SubscriptionChanges {
     if (input.interval_seconds !== undefined) this.checkInterval(input.interval_seconds);
+    const titleContains = input.title_contains == null ? input.title_contains : filterOf(input.title_contains);
     const mode = input.mode ?? (row.mode as NonNullable<UpdateSubscriptionInput['mode']>);
     // An audio format given is checked against the mode it will have; one kept is dropped when the mode leaves audio.
     const audioFormat = input.audio_format === undefined ? (mode === 'audio' ? (row.audioFormat ?? 'best') : null) : input.audio_format;
@@ -86,7 +105,7 @@ export class SubscriptionRequestCheck {
       ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
       ...(input.interval_seconds !== undefined ? { intervalSeconds: input.interval_seconds } : {}),
       ...(input.name !== undefined ? { name: nameOf(input.name) } : {}),
-      ...(input.title_contains !== undefined ? { titleContains: input.title_contains } : {}),
+      ...(titleContains !== undefined ? { titleContains } : {}),
       ...(input.quality !== undefined ? { quality: String(input.quality) } : {}),
       ...(input.subtitles !== undefined ? { subtitles: input.subtitles } : {}),
       mode,
