@@ -68,6 +68,21 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
+describe('time limits', () => {
+  test("when a listing asks for a shorter read than the service's, then a source slower than that fails with source_timeout at its limit", async () => {
+    const marker = randomBytes(4).toString('hex');
+    // The feed starts and then stalls: its reading only ends at a deadline.
+    source.route(`/slow-${marker}.rss`, (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/rss+xml' }).write('<?xml version="1.0"?><rss version="2.0"><channel><title>Slow</title>');
+    });
+    const started = Date.now();
+    const reading = listEntries(deps(), source.url(`/slow-${marker}.rss`), { limit: 10, signal: new AbortController().signal, readTimeoutMs: 1500 });
+    await expect(reading).rejects.toMatchObject({ code: 'source_timeout', message: expect.stringContaining('1.5 s') });
+    // Well before the service's own 30 s.
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+});
+
 describe('feeds', () => {
   test("when an RSS feed is listed, then its items' enclosures are the entries, with guids, titles and durations, and yt-dlp is not asked", async () => {
     const feed = source.content(

@@ -35,8 +35,12 @@ import { warmUpValidator } from './warm-up.ts';
 export const MAX_BODY_BYTES = 16 * 1024;
 /** A batch may list 100 URLs of 2,048 characters (openapi.yaml): POST /collections alone takes a body of that size. */
 export const MAX_BATCH_BODY_BYTES = 256 * 1024;
-/** A subscription may bring a yt-dlp archive of up to 1 MiB (openapi.yaml): POST /subscriptions takes a body of that size. */
-export const MAX_SUBSCRIPTION_BODY_BYTES = 1280 * 1024;
+/**
+ * A subscription may bring a yt-dlp archive of 1,048,576 characters (openapi.yaml), each of which
+ * JSON writes in up to 6 bytes (`\u00e9`; 12 for one beyond the BMP escaped, which no archive needs):
+ * POST /subscriptions takes a body of that size, and 1 MiB more for the rest.
+ */
+export const MAX_SUBSCRIPTION_BODY_BYTES = 7 * 1024 * 1024;
 
 export type AppDeps = {
   downloads: DownloadRepository;

@@ -24,6 +24,13 @@ export type CheckDeps = {
  */
 export const CHECK_LEASE_SECONDS = 15;
 
+/**
+ * The longest a check's own reading of its source may take (a collection's may take 2 minutes): it
+ * wants only the newest entries, and a slow source must not hold one of the few places checks run
+ * in for long, or one owner's slow sources would hold up everyone's checks.
+ */
+const CHECK_READ_TIMEOUT_MS = 30_000;
+
 export type CheckOutcome =
   { kind: 'gone' } | { kind: 'busy' } | { kind: 'failed'; error: DownloadError } | { kind: 'checked'; row: SubscriptionRow; collection: Counted | null };
 
@@ -45,7 +52,7 @@ export async function checkSubscription(deps: CheckDeps, id: string, how: { due:
     const limit = firstReading ? Math.max(deps.scanEntries, subscription.backfill) : deps.scanEntries;
     // A feed with nothing in it yet is read as such: its first items are new, not a failure that
     // leaves the subscription unprimed until they are there (then seen, and never downloaded).
-    listing = await deps.list(subscription.url, { limit, signal, feedMayBeEmpty: true });
+    listing = await deps.list(subscription.url, { limit, signal, feedMayBeEmpty: true, readTimeoutMs: CHECK_READ_TIMEOUT_MS });
   } catch (error) {
     if (signal.aborted) {
       await deps.subscriptions.release(id);

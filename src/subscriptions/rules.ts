@@ -22,6 +22,13 @@ export type SubscriptionRules = CreateRules & {
 
 const DEFAULT_INTERVAL_SECONDS = 3600;
 
+/** What makes two URLs one to follow: the URL as parsed, without the fragment, which no request sends. */
+function urlKeyOf(url: string): string {
+  const parsed = new URL(url);
+  parsed.hash = '';
+  return parsed.href;
+}
+
 /** A name as a collection's is kept: it names the folder the command line saves into. */
 function nameOf(name: string | null | undefined): string | null {
   return name ? cleanFileName(name) || null : null;
@@ -72,7 +79,7 @@ export class SubscriptionRequestCheck {
         id: randomUUID(),
         owner: caller.owner,
         url: input.url,
-        urlKey: new URL(input.url).href,
+        urlKey: urlKeyOf(input.url),
         name: nameOf(input.name),
         intervalSeconds,
         titleContains,

@@ -3,8 +3,8 @@ import { checkSubscription, type CheckDeps } from '../subscriptions/check.ts';
 import { SUBSCRIPTION_QUEUE, type SubscriptionJob } from '../queue/index.ts';
 import { ShutdownError } from './run-download.ts';
 
-/** Checks this process runs side by side: each is one source read, mostly waiting. */
-const CHECKS_AT_ONCE = 2;
+/** Checks this process runs side by side: each is one source read, mostly waiting, of at most 30 s of its own (a yt-dlp run apart). */
+const CHECKS_AT_ONCE = 4;
 
 /**
  * Consumes the subscription queue: each job is one scheduled check, which records what it found

@@ -38,15 +38,18 @@ export type ListOptions = {
    * for a subscription, whose feed has nothing yet (a new podcast), not for a collection.
    */
   feedMayBeEmpty?: boolean;
+  /** The longest the service's own reading may take, when shorter than `ListingDeps.readTimeoutMs`. */
+  readTimeoutMs?: number;
 };
 
 /** At most `limit` entries, in the source's order, each URL once; `truncated` when the source held more. Throws DownloadError (src/core/errors.ts) with the codes downloads use when nothing can be listed. */
 export async function listEntries(deps: ListingDeps, url: string, options: ListOptions): Promise<Listing> {
   // The deadline is the abort's reason, so that every read it cuts fails with it (transportError).
   const deadline = new AbortController();
+  const timeoutMs = Math.min(options.readTimeoutMs ?? Infinity, deps.readTimeoutMs);
   const timer = setTimeout(
-    () => deadline.abort(new DownloadError('source_timeout', `Reading ${url} took longer than ${deps.readTimeoutMs / 1000} s.`, true)),
-    deps.readTimeoutMs,
+    () => deadline.abort(new DownloadError('source_timeout', `Reading ${url} took longer than ${timeoutMs / 1000} s.`, true)),
+    timeoutMs,
   );
   let read: Listing | PageReading | null;
   try {
