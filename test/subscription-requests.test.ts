@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { useService } from './support/harness.ts';
 import { checkNow, createSubscription, feedOn, patchSubscription, type Subscription } from './support/subscriptions.ts';
 
@@ -48,7 +48,11 @@ function expectFieldNamed(res: { status: number; headers: Record<string, string>
 describe('bad input', () => {
   const feed = () => feedOn(source, 'bad', ['one']).url;
   const cases: [string, () => Record<string, unknown>, string][] = [
-    [`an interval below SUBSCRIPTION_MIN_INTERVAL_SECONDS (${MIN_INTERVAL})`, () => ({ url: feed(), interval_seconds: MIN_INTERVAL - 1 }), '/body/interval_seconds'],
+    [
+      `an interval below SUBSCRIPTION_MIN_INTERVAL_SECONDS (${MIN_INTERVAL})`,
+      () => ({ url: feed(), interval_seconds: MIN_INTERVAL - 1 }),
+      '/body/interval_seconds',
+    ],
     ['an interval of 0', () => ({ url: feed(), interval_seconds: 0 }), '/body/interval_seconds'],
     ['an unknown field', () => ({ url: feed(), recursive: true }), '/body/recursive'],
     ['no url', () => ({ interval_seconds: MIN_INTERVAL }), '/body/url'],
@@ -56,6 +60,8 @@ describe('bad input', () => {
     ['a URL to a private address not allowed', () => ({ url: 'http://10.0.0.7/feed.xml' }), '/body/url'],
     ['an archive line that is not "<extractor> <id>"', () => ({ url: feed(), archive: 'youtube abc\njustoneword\n' }), '/body/archive'],
     ['an archive line with a control character', () => ({ url: feed(), archive: 'youtube a\u0007b\n' }), '/body/archive'],
+    // Refused as a line rather than failing as a key longer than the database can index.
+    ['an archive id longer than any listed entry has', () => ({ url: feed(), archive: `youtube ${randomBytes(1500).toString('hex')}\n` }), '/body/archive'],
     [`a backfill above MAX_COLLECTION_ITEMS (${MAX_ITEMS})`, () => ({ url: feed(), backfill: MAX_ITEMS + 1 }), '/body/backfill'],
     ['a negative backfill', () => ({ url: feed(), backfill: -1 }), '/body/backfill'],
     ['an empty title_contains', () => ({ url: feed(), title_contains: '' }), '/body/title_contains'],
@@ -223,5 +229,17 @@ describe('paging', () => {
     } while (cursor);
     expect(pages).toBe(Math.ceil(whole.length / 2));
     expect(paged.map((item) => item.id)).toEqual(whole.map((item) => item.id));
+  });
+});
+
+describe('archive bounds', () => {
+  test('when an archive line is the longest taken, in four-byte characters, then it is stored and exported as given', async () => {
+    const line = `${'\u{1F3B5}'.repeat(100)} ${'\u{1F3B6}'.repeat(500)}`;
+    const subscription = await subscribe(ROOT, { url: feedOn(source, 'longest', []).url, archive: `${line}\n` });
+    expect(subscription.seen_count).toBe(1);
+    const exported = await app.http.request('GET', `/subscriptions/${subscription.id}/archive`, '/subscriptions/{subscription_id}/archive', {
+      headers: as(ROOT),
+    });
+    expect(exported.text).toBe(`${line}\n`);
   });
 });

@@ -1,8 +1,15 @@
 import { InvalidDownloadRequest } from '../downloads/create-rules.ts';
+import { MAX_ENTRY_TEXT_CHARS } from '../sources/listing/entries.ts';
 import type { SeenEntry } from './repository.ts';
 
 // yt-dlp's --download-archive text: one `<extractor> <id>` per line, the extractor in lower case.
 // Imported entries count as seen; the export writes the entries seen that have an id.
+
+/**
+ * The longest extractor name taken (yt-dlp's are a few ASCII letters): with the longest id, at
+ * most 2,401 bytes of UTF-8, within what the database indexes as a key.
+ */
+const MAX_EXTRACTOR_CHARS = 100;
 
 /** The entries of an archive's text; throws InvalidDownloadRequest naming the first line that is none. */
 export function parseArchive(text: string): SeenEntry[] {
@@ -13,7 +20,9 @@ export function parseArchive(text: string): SeenEntry[] {
     if (line === '' || line.startsWith('#')) continue;
     const match = /^(\S+) (\S.*)$/u.exec(line);
     // A control character would be stored and exported as it is: no archive yt-dlp writes has one.
-    if (!match || /\p{Cc}/u.test(line)) {
+    // An id longer than any listed entry's could never match one, and would be a key longer than
+    // the database indexes.
+    if (!match || /\p{Cc}/u.test(line) || [...match[1]!].length > MAX_EXTRACTOR_CHARS || [...match[2]!].length > MAX_ENTRY_TEXT_CHARS) {
       throw new InvalidDownloadRequest(
         '/body/archive',
         `line ${i + 1} is not "<extractor> <id>"`,

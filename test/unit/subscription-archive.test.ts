@@ -40,6 +40,11 @@ describe('parse', () => {
     expect(parseArchive('feed an id with spaces')).toEqual([{ key: 'feed an id with spaces', archived: true }]);
   });
 
+  test('when the extractor is 100 characters and the id 500, the longest taken, counted in code points, then the line is read', () => {
+    const line = `${'\u{1F3B5}'.repeat(100)} ${'\u{1F3B6}'.repeat(500)}`;
+    expect(parseArchive(line)).toEqual([{ key: line, archived: true }]);
+  });
+
   test('when the last line has no line end, then it is read too', () => {
     expect(parseArchive('youtube a\nyoutube b')).toHaveLength(2);
   });
@@ -52,6 +57,9 @@ describe('parse', () => {
     ['a control character in the id', 'youtube ab\u0007c\n', 1],
     ['a NUL in the id', 'feed ok\nfeed a\u0000b\n', 2],
     ['a bare carriage return inside a line', 'youtube a\rvimeo b\n', 1],
+    // No listed entry has a longer id (MAX_ENTRY_TEXT_CHARS), and a key that long is more than the database can index.
+    ['an id of 501 characters', `youtube ok\nyoutube ${'a'.repeat(501)}\n`, 2],
+    ['an extractor of 101 characters', `${'x'.repeat(101)} abc\n`, 1],
   ])('when the text has %s, then it is refused naming /body/archive and the line', (_, text, line) => {
     const error = refusal(text);
     expect(error.field).toBe('/body/archive');
