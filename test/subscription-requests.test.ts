@@ -66,6 +66,7 @@ describe('bad input', () => {
     ['a negative backfill', () => ({ url: feed(), backfill: -1 }), '/body/backfill'],
     ['an empty title_contains', () => ({ url: feed(), title_contains: '' }), '/body/title_contains'],
     ['audio_format without mode audio', () => ({ url: feed(), audio_format: 'mp3' }), '/body/audio_format'],
+    ['a callback_url on a server without WEBHOOK_SECRET', () => ({ url: feed(), callback_url: 'https://hooks.example/in' }), '/body/callback_url'],
   ];
 
   test.each(cases)('when a create has %s, then it is a 400 naming the field and nothing is created', async (_, body, field) => {
@@ -89,6 +90,7 @@ describe('bad input', () => {
       ['an interval below the minimum', { interval_seconds: MIN_INTERVAL - 1 }, '/body/interval_seconds'],
       ['an unknown field', { archive: 'youtube abc' }, '/body/archive'],
       ['enabled as text', { enabled: 'no' }, '/body/enabled'],
+      ['a callback_url on a server without WEBHOOK_SECRET', { callback_url: 'https://hooks.example/in' }, '/body/callback_url'],
     ];
 
     test.each(patches)('when a PATCH has %s, then it is a 400 naming the field and the subscription is unchanged', async (_, body, field) => {
@@ -115,6 +117,12 @@ describe('bad input', () => {
       const video = await patchSubscription(app.http, subscription.id, { mode: 'video' }, as(ALICE));
       expect((video.body as Subscription).options).toMatchObject({ mode: 'video', audio_format: null });
     });
+  });
+
+  test('when a body is not JSON, then it is a 415 and nothing is created', async () => {
+    const res = await createSubscription(app.http, 'url=http://127.0.0.1/feed.xml', { ...as(ALICE), 'Content-Type': 'text/plain' });
+    expect(res.status).toBe(415);
+    expect((await list(ROOT)).items).toEqual([]);
   });
 
   test('when a body is larger than the server takes, then it is a 413 and nothing is created', async () => {

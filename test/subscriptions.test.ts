@@ -155,6 +155,33 @@ describe('a failing source', () => {
     expect(await collectionsOf(app.http, subscription.id)).toHaveLength(1);
     expect(gets(feed, 'while-down')).toHaveLength(1);
   });
+
+  test('when the feed keeps failing, then each check comes later than the one before: after one, two and four intervals; a check now that succeeds ends it', async () => {
+    const feed = feedOn(source, 'down', ['d1']);
+    const subscription = await subscribe({ url: feed.url, interval_seconds: 1 });
+    await firstReading(subscription.id);
+    feed.answer({ kind: 'status', status: 503 });
+    const delays: number[] = [];
+    let last: string | null = null;
+    for (let failures = 1; failures <= 3; failures++) {
+      const failed = await waitForSubscription(
+        app.http,
+        subscription.id,
+        `failure ${failures}`,
+        (seen) => seen.status === 'failing' && seen.last_checked_at !== last,
+      );
+      last = failed.last_checked_at;
+      delays.push(Date.parse(failed.next_check_at!) - Date.parse(failed.last_checked_at!));
+    }
+    expect(delays).toEqual([1_000, 2_000, 4_000]);
+
+    feed.answer({ kind: 'ok' });
+    const recovered = await checkNow(app.http, subscription.id);
+    expect(recovered.body).toEqual({ new: 0 });
+    const active = await getSubscription(app.http, subscription.id);
+    expect(active).toMatchObject({ status: 'active', last_error: null });
+    expect(Date.parse(active.next_check_at!) - Date.parse(active.last_checked_at!)).toBe(1_000);
+  });
 });
 
 describe('check now', () => {
@@ -198,6 +225,17 @@ describe('check now', () => {
     expect((await checkNow(app.http, subscription.id)).body).toEqual({ new: 0 });
     expect(await getSubscription(app.http, subscription.id)).toMatchObject({ status: 'active', last_error: null });
     expect(await collectionsOf(app.http, subscription.id)).toHaveLength(1);
+
+    // Paused, it is still checked when asked, and stays paused.
+    await patchSubscription(app.http, subscription.id, { enabled: false });
+    feed.publish('m3');
+    const whilePaused = await checkNow(app.http, subscription.id);
+    expect(whilePaused.status).toBe(202);
+    expect(await getSubscription(app.http, subscription.id)).toMatchObject({
+      status: 'paused',
+      next_check_at: null,
+      last_collection_id: (whilePaused.body as Collection).id,
+    });
   });
 });
 
@@ -246,6 +284,8 @@ describe('change and delete', () => {
     // Paused while a check holds the feed: that check ends, and none follows.
     feed.answer({ kind: 'hold' });
     await feed.held();
+    // The scheduled check holds the subscription: one asked for now finds it running.
+    expect((await checkNow(app.http, subscription.id)).status).toBe(409);
     const paused = await patchSubscription(app.http, subscription.id, { enabled: false });
     expect(paused.status).toBe(200);
     expect(paused.body).toMatchObject({ enabled: false, status: 'paused', next_check_at: null });
