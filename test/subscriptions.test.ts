@@ -5,6 +5,7 @@ import type { components } from '../generated/api.ts';
 import type { Download } from './support/api.ts';
 import { childrenOf, getCollection, waitForCollection, type Collection } from './support/collections.ts';
 import { useService } from './support/harness.ts';
+import { mediaPath } from './support/media.ts';
 import {
   checkNow,
   collectionsOf,
@@ -36,9 +37,16 @@ afterAll(async () => {
   await receiver?.stop();
 });
 
+/** The subscriptions of the test running, deleted after it: those left checking every second would slow the next tests' checks. */
+const made: string[] = [];
+afterEach(async () => {
+  for (const id of made.splice(0)) await app.http.request('DELETE', `/subscriptions/${id}`, '/subscriptions/{subscription_id}');
+});
+
 async function subscribe(body: Record<string, unknown>): Promise<Subscription> {
   const res = await createSubscription(app.http, body);
   if (res.status !== 201) throw new Error(`POST /subscriptions answered ${res.status}: ${JSON.stringify(res.body)}`);
+  made.push((res.body as Subscription).id);
   return res.body as Subscription;
 }
 
@@ -70,6 +78,7 @@ describe('new entries', () => {
     const created = await createSubscription(app.http, { url: feed.url, interval_seconds: 1 });
     expect(created.status).toBe(201);
     const subscription = created.body as Subscription;
+    made.push(subscription.id);
     expect(created.headers.location).toBe(`/subscriptions/${subscription.id}`);
     expect(subscription).toMatchObject({
       url: feed.url,
@@ -156,6 +165,22 @@ describe('a failing source', () => {
     expect(gets(feed, 'while-down')).toHaveLength(1);
   });
 
+  test('when the first reading fails, then the first that succeeds is the first reading: it takes only the backfill of what is there then', async () => {
+    const feed = feedOn(source, 'late');
+    feed.answer({ kind: 'status', status: 500 });
+    const subscription = await subscribe({ url: feed.url, interval_seconds: 1, backfill: 1 });
+    await waitForSubscription(app.http, subscription.id, 'failing', (seen) => seen.status === 'failing');
+    feed.publish('late-1');
+    feed.publish('late-2');
+    feed.answer({ kind: 'ok' });
+    const collection = await onlyCollection(subscription.id);
+    expect((await childrenOf(app.http, collection.id)).map((child) => child.url)).toEqual([feed.mediaUrl('late-2')]);
+    expect(await getSubscription(app.http, subscription.id)).toMatchObject({ status: 'active', seen_count: 2 });
+    await checksMore(feed, 2);
+    expect(await collectionsOf(app.http, subscription.id)).toHaveLength(1);
+    expect(feed.mediaRequests('late-1')).toEqual([]);
+  });
+
   test('when the feed keeps failing, then each check comes later than the one before: after one, two and four intervals; a check now that succeeds ends it', async () => {
     const feed = feedOn(source, 'down', ['d1']);
     const subscription = await subscribe({ url: feed.url, interval_seconds: 1 });
@@ -237,6 +262,24 @@ describe('check now', () => {
       last_collection_id: (whilePaused.body as Collection).id,
     });
   });
+
+  test('when the client asking for a check goes away, then the check is let go and the subscription checked again at once, not held for its lease', async () => {
+    const feed = feedOn(source, 'hung-up', ['h1']);
+    const subscription = await subscribe({ url: feed.url, interval_seconds: 3600 });
+    const before = await firstReading(subscription.id);
+    feed.answer({ kind: 'hold' });
+    const gone = fetch(`${app.service.url}/subscriptions/${subscription.id}/check`, { method: 'POST', signal: AbortSignal.timeout(1_000) });
+    await feed.held();
+    feed.answer({ kind: 'ok' });
+    await expect(gone).rejects.toThrow();
+    await waitForSubscription(
+      app.http,
+      subscription.id,
+      'checked again',
+      (seen) => seen.last_checked_at !== before.last_checked_at && seen.status === 'active',
+    );
+    expect(feed.requests.filter((request) => request.outcome === 'aborted')).toHaveLength(1);
+  });
 });
 
 describe('the archive', () => {
@@ -272,6 +315,24 @@ describe('the archive', () => {
     const again = await app.http.request('GET', `/subscriptions/${copy.id}/archive`, '/subscriptions/{subscription_id}/archive');
     expect(new Set(again.text.split('\n').slice(0, -1))).toEqual(new Set(lines));
     expect(gets(feed, 'a2')).toHaveLength(1);
+  });
+});
+
+describe('entries without ids', () => {
+  test('when the source is a page of media elements, then its entries are seen by their URLs, and none is in the archive', async () => {
+    const clips = ['one', 'two'].map((name) => source.file(`/page/${name}.mp4`, mediaPath('clip.mp4')));
+    const page = source.content(
+      '/page/index.html',
+      `<html><head><title>Clips</title></head><body>${clips.map((clip) => `<video src="${clip}"></video>`).join('')}</body></html>`,
+    );
+    const subscription = await subscribe({ url: page, interval_seconds: 3600 });
+    const primed = await firstReading(subscription.id);
+    expect(primed).toMatchObject({ extractor: 'page', seen_count: 2 });
+    const archive = await app.http.request('GET', `/subscriptions/${subscription.id}/archive`, '/subscriptions/{subscription_id}/archive');
+    expect(archive.status).toBe(200);
+    expect(archive.text).toBe('');
+    expect((await checkNow(app.http, subscription.id)).body).toEqual({ new: 0 });
+    expect(source.requestsFor('/page/one.mp4')).toEqual([]);
   });
 });
 
