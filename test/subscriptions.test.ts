@@ -140,6 +140,20 @@ describe('new entries', () => {
     // The one filtered out is seen all the same: a later change of filter does not take it.
     expect((await getSubscription(app.http, subscription.id)).seen_count).toBe(3);
   });
+
+  test('when a guid appears twice in the feed at once, then it is one entry: the first listed (newest) is downloaded, once', async () => {
+    const feed = feedOn(source, 'repeated', ['r-old']);
+    const subscription = await subscribe({ url: feed.url, interval_seconds: 1 });
+    await firstReading(subscription.id);
+    feed.publish('rerun', 'Rerun, first cut', 'rerun-first');
+    feed.publish('rerun', 'Rerun, corrected', 'rerun-corrected');
+    const collection = await onlyCollection(subscription.id);
+    expect((await childrenOf(app.http, collection.id)).map((child) => child.url)).toEqual([feed.mediaUrl('rerun-corrected')]);
+    await checksMore(feed, 2);
+    expect(await collectionsOf(app.http, subscription.id)).toHaveLength(1);
+    expect(feed.mediaRequests('rerun-first')).toEqual([]);
+    expect((await getSubscription(app.http, subscription.id)).seen_count).toBe(2);
+  });
 });
 
 describe('a failing source', () => {

@@ -59,7 +59,7 @@ export async function collectionsOf(http: TestHttp, id: string): Promise<Collect
   return page.items.filter((collection) => collection.subscription_id === id);
 }
 
-export type FeedItem = { guid: string; title: string };
+export type FeedItem = { guid: string; title: string; media: string };
 
 /** How the feed answers: its document, an error status, or nothing yet (held open until `release`). */
 export type FeedMode = { kind: 'ok' } | { kind: 'status'; status: number } | { kind: 'hold' };
@@ -68,13 +68,13 @@ export type Feed = {
   url: string;
   /** The items, newest first, as the next request will get them. */
   items: FeedItem[];
-  /** Adds an item at the top (newest); its enclosure is a small clip served at `mediaUrl(guid)`. */
-  publish(guid: string, title?: string): void;
-  mediaUrl(guid: string): string;
+  /** Adds an item at the top (newest); its enclosure is a small clip served at `mediaUrl(media)`, by default `mediaUrl(guid)`. */
+  publish(guid: string, title?: string, media?: string): void;
+  mediaUrl(media: string): string;
   /** Requests for the feed document so far. */
   readonly requests: RecordedRequest[];
   /** Requests for one item's media so far. */
-  mediaRequests(guid: string): RecordedRequest[];
+  mediaRequests(media: string): RecordedRequest[];
   answer(mode: FeedMode): void;
   /** Answers every held request with the document as it is now. */
   release(): void;
@@ -87,7 +87,7 @@ const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;
 /** An RSS feed at `/<name>/feed.xml` whose items each enclose a clip at `/<name>/media/<guid>.mp4`. */
 export function feedOn(source: FixtureServer, name: string, guids: string[] = []): Feed {
   const feedPath = `/${name}/feed.xml`;
-  const mediaRoute = (guid: string) => `/${name}/media/${guid}.mp4`;
+  const mediaRoute = (media: string) => `/${name}/media/${media}.mp4`;
   const items: FeedItem[] = [];
   let mode: FeedMode = { kind: 'ok' };
   const holding = new Set<ServerResponse>();
@@ -100,7 +100,7 @@ export function feedOn(source: FixtureServer, name: string, guids: string[] = []
       .map(
         (item) =>
           `<item><title>${escape(item.title)}</title><guid isPermaLink="false">${escape(item.guid)}</guid>` +
-          `<enclosure url="${source.url(mediaRoute(item.guid))}" type="video/mp4" length="1"/></item>`,
+          `<enclosure url="${source.url(mediaRoute(item.media))}" type="video/mp4" length="1"/></item>`,
       )
       .join('') +
     '</channel></rss>';
@@ -119,15 +119,15 @@ export function feedOn(source: FixtureServer, name: string, guids: string[] = []
   const feed: Feed = {
     url,
     items,
-    publish(guid, title = `Episode ${guid}`) {
-      source.file(mediaRoute(guid), mediaPath('clip.mp4'));
-      items.unshift({ guid, title });
+    publish(guid, title = `Episode ${guid}`, media = guid) {
+      source.file(mediaRoute(media), mediaPath('clip.mp4'));
+      items.unshift({ guid, title, media });
     },
-    mediaUrl: (guid) => source.url(mediaRoute(guid)),
+    mediaUrl: (media) => source.url(mediaRoute(media)),
     get requests() {
       return source.requestsFor(feedPath);
     },
-    mediaRequests: (guid) => source.requestsFor(mediaRoute(guid)),
+    mediaRequests: (media) => source.requestsFor(mediaRoute(media)),
     answer(next) {
       mode = next;
     },

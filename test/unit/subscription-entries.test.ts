@@ -97,6 +97,19 @@ describe('the plan', () => {
     expect(planEntries(withUpcoming, { titleContains: null, firstReading: false, backfill: 0 }).map((one) => one.entry.id)).toEqual(['e2', 'e1']);
   });
 
+  test('when the source lists one id twice (a feed repeating a guid), then it is one entry, the first listed (newest), and counts once against the backfill', () => {
+    const repeated = listing([
+      entry('ep', 'New', { url: 'https://media.example/ep-new.mp4' }),
+      entry('ep', 'Old', { url: 'https://media.example/ep-old.mp4' }),
+      entry('other', 'Other'),
+    ]);
+    const planned = planEntries(repeated, { titleContains: null, firstReading: true, backfill: 2 });
+    expect(planned.map((one) => [one.seen.key, one.entry.url, one.wanted])).toEqual([
+      ['feed ep', 'https://media.example/ep-new.mp4', true],
+      ['feed other', 'https://media.example/other.mp4', true],
+    ]);
+  });
+
   test('when the listing is empty, then the plan is empty', () => {
     expect(planEntries(listing([]), { titleContains: null, firstReading: true, backfill: 3 })).toEqual([]);
   });
