@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createClient, type VideoDownloadClient } from '../src/client/index.ts';
 import { expectPlain, startCli, type Run } from './support/cli-process.ts';
 import { useService } from './support/harness.ts';
-import { growingFeed, waitForSubscription } from './support/subscriptions.ts';
+import { growingFeed, waitForSubscription } from './support/subscription-clients.ts';
 
 // `vds subscribe`, `vds subscriptions` and `vds unsubscribe` as a person runs them, against the
 // real service following feeds served on 127.0.0.1.

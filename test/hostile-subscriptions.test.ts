@@ -1,5 +1,5 @@
 import { useService } from './support/harness.ts';
-import { growingFeed } from './support/subscriptions.ts';
+import { growingFeed } from './support/subscription-clients.ts';
 import { waitFor } from './support/waiting.ts';
 
 // Subscriptions asked for by a hostile client, or following a hostile source: each answer is the

@@ -1,7 +1,7 @@
 import { createClient, ProblemError, type VideoDownloadClient } from '../src/client/index.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath, sha256File } from './support/media.ts';
-import { growingFeed, waitForSubscription } from './support/subscriptions.ts';
+import { growingFeed, waitForSubscription } from './support/subscription-clients.ts';
 
 // The SDK's subscriptions as a consumer uses them, against the real service following a real feed
 // on 127.0.0.1: what each call returns is typed from openapi.yaml and is what the service sent.

@@ -5,7 +5,7 @@ import { createClient, type VideoDownloadClient } from '../src/client/index.ts';
 import { startTestService, type TestService } from './support/api.ts';
 import { launchBrowser } from './support/browser.ts';
 import { useService } from './support/harness.ts';
-import { growingFeed, waitForSubscription } from './support/subscriptions.ts';
+import { growingFeed, waitForSubscription } from './support/subscription-clients.ts';
 import { waitFor } from './support/waiting.ts';
 
 // The page's subscriptions as a person uses them, in Debian's chromium, against the real service

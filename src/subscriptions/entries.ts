@@ -25,11 +25,16 @@ export type PlannedEntry = { entry: ListedEntry; seen: SeenEntry; wanted: boolea
  */
 export function planEntries(listing: Listing, options: { titleContains: string | null; firstReading: boolean; backfill: number }): PlannedEntry[] {
   let wantedLeft = options.firstReading ? options.backfill : Infinity;
+  const keys = new Set<string>();
   return listing.entries
     .filter((entry) => !entry.upcoming)
-    .map((entry) => {
+    .flatMap((entry) => {
+      const seen = seenEntryOf(entry, listing);
+      // A source listing one id twice (a feed repeating a guid) has one entry of it: the first, the newest.
+      if (keys.has(seen.key)) return [];
+      keys.add(seen.key);
       const wanted = wantedLeft > 0 && titleMatches(entry, options.titleContains);
       if (wanted) wantedLeft -= 1;
-      return { entry, seen: seenEntryOf(entry, listing), wanted };
+      return [{ entry, seen, wanted }];
     });
 }

@@ -24,8 +24,11 @@ export type Listing = { title: string | null; extractor: string; entries: Listed
 export const MAX_ENTRY_URL_CHARS = 2048;
 /** An entry's id, an entry's title and a listing's title, at most, in code points. */
 export const MAX_ENTRY_TEXT_CHARS = 500;
-/** An extractor's name, at most: yt-dlp's are short words; with an id, it keys an entry a subscription saw, and an index entry has to fit a page. */
-const MAX_EXTRACTOR_CHARS = 100;
+/**
+ * An extractor's name, at most (yt-dlp's are a few ASCII letters): with an id, it keys an entry a
+ * subscription saw, at most 2,401 bytes of UTF-8 with the longest id, within what PostgreSQL indexes.
+ */
+export const MAX_EXTRACTOR_CHARS = 100;
 
 /** `text` resolved against `base` as a page's media URL is (http(s) only, no fragment); null when it is none or too long. */
 export function entryUrl(text: string, base: string): string | null {
