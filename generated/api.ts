@@ -550,7 +550,8 @@ export interface components {
             title_contains?: string;
             /**
              * @description A yt-dlp `--download-archive` file's text: one `<extractor> <id>` per line (blank lines
-             *     and lines starting with `#` ignored). Its entries count as seen and are never
+             *     and lines starting with `#` ignored; an extractor of at most 100 characters, an id of
+             *     at most 500, no control characters). Its entries count as seen and are never
              *     downloaded.
              */
             archive?: string;

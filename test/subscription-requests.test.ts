@@ -125,11 +125,20 @@ describe('bad input', () => {
     expect((await list(ROOT)).items).toEqual([]);
   });
 
-  test('when a body is larger than the server takes, then it is a 413 and nothing is created', async () => {
+  test('when a body is larger than the server takes, then it is a 413, and an archive longer than the contract allows a 400; nothing is created', async () => {
     const before = (await list(ROOT)).items.length;
-    const archive = 'youtube abcdefghijk\n'.repeat(70_000);
-    expect((await createSubscription(app.http, { url: feedOn(source, 'huge', []).url, archive }, as(ALICE))).status).toBe(413);
-    expect((await list(ROOT)).items).toHaveLength(before);
+    const url = feedOn(source, 'huge', []).url;
+    // 8 MB: past the 7 MiB that the longest archive, written at its widest, needs.
+    expect((await createSubscription(app.http, { url, archive: 'youtube abcdefghijk\n'.repeat(400_000) }, as(ALICE))).status).toBe(413);
+    // 1.4 MB: within the body's limit, past the archive's 1,048,576 characters.
+    expectFieldNamed(await createSubscription(app.http, { url, archive: 'youtube abcdefghijk\n'.repeat(70_000) }, as(ALICE)), '/body/archive');
+    // The longest archive with characters JSON writes as escapes, 6 bytes each, is taken.
+    const wide = `feed ${'\u00e9'.repeat(500)}\n`.repeat(2000);
+    expect(wide.length).toBeLessThanOrEqual(1_048_576);
+    const body = JSON.stringify({ url, archive: wide }).replace(/\u00e9/g, '\\u00e9');
+    const taken = await app.http.request('POST', '/subscriptions', '/subscriptions', { body, headers: { ...as(ALICE), 'content-type': 'application/json' } });
+    expect(taken.status).toBe(201);
+    expect(taken.body).toMatchObject({ seen_count: 1 });
   });
 
   test('when a cursor is not one the service gave, or an id not a UUID, then it is a 400; an unknown id is a 404', async () => {

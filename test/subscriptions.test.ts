@@ -5,6 +5,7 @@ import type { components } from '../generated/api.ts';
 import type { Download } from './support/api.ts';
 import { childrenOf, getCollection, waitForCollection, type Collection } from './support/collections.ts';
 import { useService } from './support/harness.ts';
+import { query } from './support/queue.ts';
 import { mediaPath } from './support/media.ts';
 import {
   checkNow,
@@ -29,6 +30,16 @@ type SubscriptionWebhookEvent = components['schemas']['SubscriptionWebhookEvent'
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const { app, source } = useService({ subscriptionMinIntervalSeconds: 1, webhookSecret: secret, allowPrivateAddresses: true });
+
+/** The subscription's jobs waiting in the queue, not yet taken by a worker. */
+async function untakenJobs(id: string): Promise<number> {
+  const [row] = await query<{ n: number }>(
+    app.config.databaseUrl!,
+    "SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'subscription' AND state = 'created' AND data->>'subscription_id' = $1",
+    [id],
+  );
+  return row!.n;
+}
 let receiver: WebhookReceiver;
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
@@ -405,6 +416,19 @@ describe('change and delete', () => {
     expect(shorter.body).toMatchObject({ interval_seconds: 1, title_contains: null, name: 'The paused feed' });
     const all = await onlyCollection(subscription.id);
     expect((await childrenOf(app.http, all.id)).map((child) => child.url)).toEqual([feed.mediaUrl('special'), feed.mediaUrl('plain')]);
+  });
+
+  test('when the interval changes twice before a check is due, then one job waits for the next check, and none once it is deleted', async () => {
+    const feed = feedOn(source, 'rescheduled', ['r1']);
+    const subscription = await subscribe({ url: feed.url, interval_seconds: 600 });
+    await waitForSubscription(app.http, subscription.id, 'its first reading', (seen) => seen.last_checked_at !== null);
+    expect(await untakenJobs(subscription.id)).toBe(1);
+    for (const interval of [300, 450]) {
+      expect((await patchSubscription(app.http, subscription.id, { interval_seconds: interval })).status).toBe(200);
+    }
+    expect(await untakenJobs(subscription.id)).toBe(1);
+    expect((await app.http.request('DELETE', `/subscriptions/${subscription.id}`, '/subscriptions/{subscription_id}')).status).toBe(200);
+    expect(await untakenJobs(subscription.id)).toBe(0);
   });
 
   test('when a subscription is deleted, then it answers 200 and is 404 after, its downloads stay readable, and no further request reaches the feed', async () => {

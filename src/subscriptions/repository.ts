@@ -65,9 +65,12 @@ export type CheckedHook = (subscription: Row, seenCount: number, collection: Cou
 /** Failed checks in a row put the next off by 1, 2, 4, then at most 8 intervals (`failures` as it was before this one). */
 const BACKOFF_SQL = `interval_seconds * power(2, least(failures, 3)) * interval '1s'`;
 
-/** The statement that queues the job of a subscription's next check, when it has one (enabled, due). */
+/** The subscription's jobs not yet taken (stale once its due time moves, or it is gone): each would run only to find nothing to do. */
+const UNTAKEN_JOBS = `DELETE FROM ${JOB_TABLE} WHERE name = '${SUBSCRIPTION_QUEUE}' AND state = 'created' AND data->>'subscription_id' = $1::text`;
+
+/** The statement that queues the job of a subscription's next check, in place of any not yet taken. */
 const SCHEDULE = `
-  WITH ${queueJobs(
+  WITH dropped AS (${UNTAKEN_JOBS}), ${queueJobs(
     SUBSCRIPTION_QUEUE,
     "jsonb_build_object('subscription_id', s.id, 'due', s.next_check_at)",
     '(SELECT id, next_check_at FROM subscriptions WHERE id = $1::uuid AND enabled AND next_check_at IS NOT NULL) s',
@@ -187,6 +190,7 @@ export class SubscriptionRepository {
       if (!row) return null;
       const seenCount = (await this.seenCounts([id], tx)).get(id)!;
       await tx.subscription.delete({ where: { id } });
+      await tx.$executeRawUnsafe(UNTAKEN_JOBS, id);
       return { row, seenCount };
     });
   }
