@@ -1618,6 +1618,8 @@ export interface operations {
                  *     ]
                  */
                 status?: components["schemas"]["CollectionStatus"][];
+                /** @description Only the collections this subscription's checks made (what it downloaded, check by check). */
+                subscription_id?: string;
                 /** @description Collections per page, in decimal digits. */
                 limit?: number;
                 /** @description The `next_cursor` of the page before; opaque. */

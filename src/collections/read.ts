@@ -19,11 +19,11 @@ export async function present(collections: CollectionRepository, rows: Collectio
 export function listCollections(
   collections: CollectionRepository,
   caller: Caller,
-  query: { statuses: CollectionStatus[] | undefined; limit: number; cursor: string | undefined },
+  query: { statuses: CollectionStatus[] | undefined; subscriptionId: string | undefined; limit: number; cursor: string | undefined },
 ): Promise<{ items: Collection[]; nextCursor: string | null }> {
   return newestFirstPage(
     query,
-    (after, limit) => collections.list({ caller, statuses: query.statuses, limit, after }),
+    (after, limit) => collections.list({ caller, statuses: query.statuses, subscriptionId: query.subscriptionId, limit, after }),
     (rows) => present(collections, rows),
   );
 }

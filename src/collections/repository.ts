@@ -120,14 +120,16 @@ export class CollectionRepository {
   list(options: {
     caller: Caller;
     statuses: CollectionStatus[] | undefined;
+    subscriptionId: string | undefined;
     limit: number;
     after: { createdAt: Date; id: string } | undefined;
   }): Promise<Row[]> {
-    const { caller, statuses, limit, after } = options;
+    const { caller, statuses, subscriptionId, limit, after } = options;
     const position = after ? Sql.sql`AND (created_at, id) < (${after.createdAt}, ${after.id}::uuid)` : Sql.empty;
     const status = statuses ? Sql.sql`AND status = ANY(${statuses}::collection_status[])` : Sql.empty;
+    const subscription = subscriptionId ? Sql.sql`AND subscription_id = ${subscriptionId}::uuid` : Sql.empty;
     return this.prisma.$queryRaw<Record<string, unknown>[]>`
-      SELECT * FROM collections WHERE true ${visibleSql(caller)} ${status} ${position}
+      SELECT * FROM collections WHERE true ${visibleSql(caller)} ${status} ${subscription} ${position}
        ORDER BY created_at DESC, id DESC LIMIT ${limit}`.then((rows) => rows.map(toRow));
   }
 

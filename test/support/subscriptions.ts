@@ -50,13 +50,15 @@ export function waitForSubscription(
   );
 }
 
-/** Every collection the subscription's checks made, newest first, among the caller's newest hundred (GET /collections has no filter by subscription). */
+/** Every collection the subscription's checks made, newest first (GET /collections?subscription_id=, which must hold no other). */
 export async function collectionsOf(http: TestHttp, id: string): Promise<Collection[]> {
-  const res = await http.request('GET', '/collections?limit=100', '/collections');
+  const res = await http.request('GET', `/collections?subscription_id=${id}&limit=100`, '/collections');
   if (res.status !== 200) throw new Error(`GET /collections answered ${res.status}: ${JSON.stringify(res.body)}`);
   const page = res.body as { items: Collection[]; next_cursor: string | null };
   if (page.next_cursor) throw new Error('more than a hundred collections: collectionsOf would miss some');
-  return page.items.filter((collection) => collection.subscription_id === id);
+  const others = page.items.filter((collection) => collection.subscription_id !== id);
+  if (others.length) throw new Error(`GET /collections?subscription_id=${id} listed other collections: ${others.map((other) => other.id).join(', ')}`);
+  return page.items;
 }
 
 export type FeedItem = { guid: string; title: string; media: string };

@@ -64,8 +64,13 @@ export function collectionRoutes(deps: CollectionRoutesDeps): Router {
   });
 
   router.get('/collections', async (req, res) => {
-    const query = req.query as { status?: CollectionStatus[]; limit?: number; cursor?: string };
-    const page = await listCollections(collections, keys.callerOf(req), { statuses: query.status, limit: query.limit ?? 20, cursor: query.cursor });
+    const query = req.query as { status?: CollectionStatus[]; subscription_id?: string; limit?: number; cursor?: string };
+    const page = await listCollections(collections, keys.callerOf(req), {
+      statuses: query.status,
+      subscriptionId: query.subscription_id?.toLowerCase(),
+      limit: query.limit ?? 20,
+      cursor: query.cursor,
+    });
     sendJson(res, ['/collections', 'get'], 200, { items: page.items, next_cursor: page.nextCursor });
   });
 
