@@ -132,6 +132,7 @@ describe('bad input', () => {
     expect((await createSubscription(app.http, { url, archive: 'youtube abcdefghijk\n'.repeat(400_000) }, as(ALICE))).status).toBe(413);
     // 1.4 MB: within the body's limit, past the archive's 1,048,576 characters.
     expectFieldNamed(await createSubscription(app.http, { url, archive: 'youtube abcdefghijk\n'.repeat(70_000) }, as(ALICE)), '/body/archive');
+    expect((await list(ROOT)).items).toHaveLength(before);
     // The longest archive with characters JSON writes as escapes, 6 bytes each, is taken.
     const wide = `feed ${'\u00e9'.repeat(500)}\n`.repeat(2000);
     expect(wide.length).toBeLessThanOrEqual(1_048_576);
