@@ -677,6 +677,7 @@ export interface components {
             mode?: components["schemas"]["Mode"];
             audio_format?: components["schemas"]["AudioFormat"];
             subtitles?: components["schemas"]["SubtitleLanguages"];
+            clip?: components["schemas"]["Clip"];
             /**
              * Format: uri
              * @description Receives every child's download webhooks (see `webhooks.downloadEnded`) and one
@@ -778,6 +779,8 @@ export interface components {
             mode: components["schemas"]["Mode"];
             audio_format: null | components["schemas"]["AudioFormat"];
             subtitles: components["schemas"]["SubtitleLanguages"];
+            /** @description The clip every child is cut to; null for none. */
+            clip: null | components["schemas"]["Clip"];
             callback_url: string | null;
             /** @description The most entries taken. */
             limit: number;
@@ -834,6 +837,23 @@ export interface components {
             mode?: components["schemas"]["Mode"];
             audio_format?: components["schemas"]["AudioFormat"];
             subtitles?: components["schemas"]["SubtitleLanguages"];
+            clip?: components["schemas"]["Clip"];
+        };
+        /**
+         * @description Only a part of the video, from `start_seconds` to `end_seconds` (to the end when
+         *     `end_seconds` is left out or null); `start_seconds` must be below `end_seconds` (a 400
+         *     naming `/body/clip` otherwise). The source is fetched whole and then cut without
+         *     re-encoding: the file starts at the last keyframe at or before `start_seconds` (so it may
+         *     begin up to one keyframe interval early), its audio and video start together, and
+         *     `file.duration_seconds` reports what was kept. A start at or past the end of the media
+         *     fails the download with `clip_out_of_range`. A time in the URL (such as `t=`) is not read
+         *     as a clip.
+         */
+        Clip: {
+            /** @description Where the clip starts, in seconds from the beginning of the media. */
+            start_seconds: number;
+            /** @description Where the clip ends, in seconds from the beginning of the media; null or absent for the end of the media. */
+            end_seconds?: number | null;
         };
         /**
          * @description What the file holds: `video` (default: the picture with its sound), `audio` (the sound
@@ -905,6 +925,8 @@ export interface components {
             /** @description The `audio_format` asked for; null unless `mode` is `audio`. */
             audio_format: null | components["schemas"]["AudioFormat"];
             subtitles: components["schemas"]["SubtitleLanguages"];
+            /** @description The clip asked for (`end_seconds` null for the end of the media); null for the whole video. */
+            clip: null | components["schemas"]["Clip"];
             /** @description The collection this download is a child of, and its position there; null for a download made on its own. */
             collection: null | components["schemas"]["CollectionRef"];
             /** @description How the media was found at `url`; null until an attempt has found out. */
@@ -1020,10 +1042,11 @@ export interface components {
          *     - `processing_failed`: remuxing or merging failed
          *     - `storage_full`: the server ran out of disk space (or quota) while writing the file; the
          *       download's partial files are removed and it is not retried
+         *     - `clip_out_of_range`: the clip starts at or past the end of the media; not retried
          *     - `internal_error`: anything else
          * @enum {string}
          */
-        ErrorCode: "unsupported_source" | "source_unreachable" | "source_http_error" | "source_timeout" | "source_too_large" | "blocked_address" | "drm_protected" | "processing_failed" | "storage_full" | "internal_error";
+        ErrorCode: "unsupported_source" | "source_unreachable" | "source_http_error" | "source_timeout" | "source_too_large" | "blocked_address" | "drm_protected" | "processing_failed" | "storage_full" | "clip_out_of_range" | "internal_error";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /** @description `about:blank`: the status code says what kind of problem it is. */
@@ -1537,11 +1560,11 @@ export interface operations {
                     /**
                      * @example event: download
                      *     id: 1
-                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading","url":"https://media.example.com/clip.mp4","quality":"best","mode":"video","audio_format":null,"subtitles":[],"progress":{"downloaded_bytes":1048576,"total_bytes":5998782,"percent":17.5,"speed_bytes_per_second":2097152,"eta_seconds":2},"file":null,"token":null,"download_url":null,"expires_at":null,"error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:34.100Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":null,"callback":null,"collection":null,"source":{"kind":"direct","extractor":null,"title":null}}
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"downloading","url":"https://media.example.com/clip.mp4","quality":"best","mode":"video","audio_format":null,"subtitles":[],"clip":null,"progress":{"downloaded_bytes":1048576,"total_bytes":5998782,"percent":17.5,"speed_bytes_per_second":2097152,"eta_seconds":2},"file":null,"token":null,"download_url":null,"expires_at":null,"error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:34.100Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":null,"callback":null,"collection":null,"source":{"kind":"direct","extractor":null,"title":null}}
                      *
                      *     event: download
                      *     id: 2
-                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"completed","url":"https://media.example.com/clip.mp4","quality":"best","mode":"video","audio_format":null,"subtitles":[],"progress":{"downloaded_bytes":5998782,"total_bytes":5998782,"percent":100,"speed_bytes_per_second":null,"eta_seconds":null},"file":{"filename":"clip.mp4","content_type":"video/mp4","size_bytes":5998782,"sha256":"5f72e273f6c94d45e5a4c70f1e072a6de7efe1daa5d1110d422419a6b890158b","duration_seconds":60,"width":1280,"height":720,"audio_codec":"aac","video_codec":"h264","subtitles":[]},"token":"bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","download_url":"http://127.0.0.1:3000/download/bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","expires_at":"2026-11-24T18:09:36.028Z","error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:36.028Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":"2026-11-23T18:09:36.028Z","callback":null,"collection":null,"source":{"kind":"direct","extractor":null,"title":null}}
+                     *     data: {"id":"6f1c1a0e-5d7a-4f6e-9a53-2f0b7c1d9e11","status":"completed","url":"https://media.example.com/clip.mp4","quality":"best","mode":"video","audio_format":null,"subtitles":[],"clip":null,"progress":{"downloaded_bytes":5998782,"total_bytes":5998782,"percent":100,"speed_bytes_per_second":null,"eta_seconds":null},"file":{"filename":"clip.mp4","content_type":"video/mp4","size_bytes":5998782,"sha256":"5f72e273f6c94d45e5a4c70f1e072a6de7efe1daa5d1110d422419a6b890158b","duration_seconds":60,"width":1280,"height":720,"audio_codec":"aac","video_codec":"h264","subtitles":[]},"token":"bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","download_url":"http://127.0.0.1:3000/download/bxwaDl16T26aUy8LfB2eEQ.uMVQ5eTgb7_S36yBuABwVCoE7xI8gj8rPY3xCZbcFLw","expires_at":"2026-11-24T18:09:36.028Z","error":null,"attempts":1,"created_at":"2026-11-23T18:09:33.838Z","updated_at":"2026-11-23T18:09:36.028Z","started_at":"2026-11-23T18:09:33.884Z","completed_at":"2026-11-23T18:09:36.028Z","callback":null,"collection":null,"source":{"kind":"direct","extractor":null,"title":null}}
                      */
                     "text/event-stream": string;
                 };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { presentClip } from '../core/clip.ts';
 import { parseQuality } from '../core/quality.ts';
 import type { CreateDownloadInput } from '../downloads/create-rules.ts';
 import { requestHash } from '../downloads/create.ts';
@@ -10,20 +11,25 @@ export type ChildEntry = { index: number; url: string; refused: { code: string; 
 
 /** The template a collection's children are made with, as the create request gave it. */
 export function templateOf(
-  collection: Pick<CollectionRow, 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'callbackUrl'>,
+  collection: Pick<CollectionRow, 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'clipStartSeconds' | 'clipEndSeconds' | 'callbackUrl'>,
 ): Omit<CreateDownloadInput, 'url'> {
+  const clip = presentClip(collection);
   return {
     quality: parseQuality(collection.quality),
     mode: collection.mode as CreateDownloadInput['mode'],
     ...(collection.audioFormat ? { audio_format: collection.audioFormat as CreateDownloadInput['audio_format'] } : {}),
     subtitles: collection.subtitles,
+    ...(clip ? { clip } : {}),
     ...(collection.callbackUrl ? { callback_url: collection.callbackUrl } : {}),
   };
 }
 
 /** The downloads a collection's entries become: every one held until the collection gives it a place. */
 export function childrenOf(
-  collection: Pick<CollectionRow, 'id' | 'owner' | 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'callbackUrl' | 'linkBase'>,
+  collection: Pick<
+    CollectionRow,
+    'id' | 'owner' | 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'clipStartSeconds' | 'clipEndSeconds' | 'callbackUrl' | 'linkBase'
+  >,
   entries: ChildEntry[],
 ): NewChild[] {
   const template = templateOf(collection);
@@ -37,6 +43,8 @@ export function childrenOf(
     mode: collection.mode,
     audioFormat: collection.audioFormat,
     subtitles: collection.subtitles,
+    clipStartSeconds: collection.clipStartSeconds,
+    clipEndSeconds: collection.clipEndSeconds,
     callbackState: collection.callbackUrl ? 'pending' : null,
     linkBase: collection.linkBase,
     idempotencyKey: null,

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { components } from '../../generated/api.ts';
 import type { Caller } from '../downloads/caller.ts';
 import { CreateRequestCheck, InvalidDownloadRequest, type CreateRules } from '../downloads/create-rules.ts';
+import { canonicalClip, clipColumns } from '../core/clip.ts';
 import { audioFormatOf } from '../downloads/create.ts';
 import { cleanFileName } from '../downloads/filename.ts';
 import { createIdempotently, type CreateResult } from '../downloads/idempotent.ts';
@@ -23,6 +24,7 @@ function requestHash(input: CreateCollectionInput, limit: number): string {
     audioFormatOf(input),
     [...(input.subtitles ?? [])].sort(),
     input.callback_url ?? null,
+    canonicalClip(input.clip),
   ];
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
@@ -109,6 +111,7 @@ export class CollectionCreator {
       mode: input.mode ?? 'video',
       audioFormat: audioFormatOf(input),
       subtitles: input.subtitles ?? [],
+      ...clipColumns(input.clip),
       callbackUrl: input.callback_url ?? null,
       entryLimit: limit,
       entryPicks: input.entries ? [...input.entries].sort((a, b) => a - b) : [],

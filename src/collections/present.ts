@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api.ts';
+import { presentClip } from '../core/clip.ts';
 import { parseQuality } from '../core/quality.ts';
 import type { CollectionRow, Counts } from './repository.ts';
 
@@ -31,6 +32,7 @@ export function presentCollection(row: CollectionRow, counts: Counts): Collectio
     truncated: row.truncated,
     options: {
       ...presentTemplate(row),
+      clip: presentClip(row),
       limit: row.entryLimit,
       entries: row.entryPicks.length ? row.entryPicks : null,
     },

@@ -31,6 +31,8 @@ export type NewCollection = Pick<
   | 'mode'
   | 'audioFormat'
   | 'subtitles'
+  | 'clipStartSeconds'
+  | 'clipEndSeconds'
   | 'callbackUrl'
   | 'entryLimit'
   | 'entryPicks'

@@ -80,6 +80,13 @@ export class CreateRequestCheck {
         'subtitles takes either ["all"] or a list of language tags, not both.',
       );
     }
+    if (input.clip && input.clip.end_seconds != null && input.clip.start_seconds >= input.clip.end_seconds) {
+      throw new InvalidDownloadRequest(
+        '/body/clip',
+        'start_seconds must be below end_seconds',
+        'The clip must start before it ends: start_seconds must be below end_seconds.',
+      );
+    }
     if (input.callback_url !== undefined) this.checkCallback(input.callback_url);
   }
 

@@ -50,17 +50,18 @@ WITH asked AS (
        SELECT a.*, row_number() OVER (PARTITION BY a.owner ORDER BY a.ordinality) AS place
          FROM ROWS FROM (json_to_recordset($1::json) AS (
                 id uuid, owner text, url text, quality text, "requestedFilename" text, "callbackUrl" text, mode text,
-                "audioFormat" text, subtitles text[], "callbackState" callback_state, "linkBase" text,
+                "audioFormat" text, subtitles text[], "clipStartSeconds" double precision,
+                "clipEndSeconds" double precision, "callbackState" callback_state, "linkBase" text,
                 "idempotencyKey" text, "requestHash" text, "collectionId" uuid, "collectionIndex" int, held boolean,
                 "errorCode" text, "errorMessage" text)) WITH ORDINALITY AS a),
      bound AS (SELECT * FROM json_to_recordset($3::json) AS b(owner text, "limit" int)),
      active AS (${ACTIVE_PER_OWNER}),
      created AS (
        INSERT INTO downloads (id, owner, url, quality, requested_filename, callback_url, mode, audio_format, subtitles,
-                              callback_state, link_base, idempotency_key, request_hash, collection_id, collection_index,
+                              clip_start_seconds, clip_end_seconds, callback_state, link_base, idempotency_key, request_hash, collection_id, collection_index,
                               status, error_code, error_message, error_retryable, created_at, updated_at)
        SELECT a.id, a.owner, a.url, a.quality, a."requestedFilename", a."callbackUrl", a.mode, a."audioFormat", a.subtitles,
-              a."callbackState", a."linkBase", a."idempotencyKey", a."requestHash", a."collectionId", a."collectionIndex",
+              a."clipStartSeconds", a."clipEndSeconds", a."callbackState", a."linkBase", a."idempotencyKey", a."requestHash", a."collectionId", a."collectionIndex",
               CASE WHEN a."errorCode" IS NULL THEN 'queued' ELSE 'failed' END::download_status, a."errorCode", a."errorMessage",
               CASE WHEN a."errorCode" IS NULL THEN NULL ELSE false END, $2::timestamptz, $2::timestamptz
          FROM asked a LEFT JOIN bound b ON b.owner = a.owner LEFT JOIN active c ON c.owner = a.owner

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Download as Row } from '../../generated/prisma/client.ts';
+import { canonicalClip, clipColumns } from '../core/clip.ts';
 import type { Caller } from './caller.ts';
 import { CreateBatcher } from './create-batch.ts';
 import { CreateRequestCheck, type CreateDownloadInput, type CreateRules } from './create-rules.ts';
@@ -17,6 +18,7 @@ export function requestHash(input: CreateDownloadInput): string {
     input.mode ?? 'video',
     audioFormatOf(input),
     [...(input.subtitles ?? [])].sort(),
+    canonicalClip(input.clip),
   ];
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
@@ -71,6 +73,7 @@ function newDownload(caller: Caller, input: CreateDownloadInput, idempotencyKey:
     mode: input.mode ?? 'video',
     audioFormat: audioFormatOf(input),
     subtitles: input.subtitles ?? [],
+    ...clipColumns(input.clip),
     callbackState: input.callback_url === undefined ? null : 'pending',
     linkBase,
     idempotencyKey: idempotencyKey ?? null,

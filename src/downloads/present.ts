@@ -1,5 +1,6 @@
 import type { components } from '../../generated/api.ts';
 import type { Download as Row } from '../../generated/prisma/client.ts';
+import { presentClip } from '../core/clip.ts';
 import { parseQuality } from '../core/quality.ts';
 import { formatToken } from '../core/token.ts';
 
@@ -21,6 +22,7 @@ export function presentDownload(row: Row, baseUrl: string): Download {
     mode: row.mode as Download['mode'],
     audio_format: row.audioFormat as Download['audio_format'],
     subtitles: row.subtitles,
+    clip: presentClip(row),
     progress: {
       downloaded_bytes: downloaded,
       total_bytes: total,

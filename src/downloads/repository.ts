@@ -25,6 +25,8 @@ export type NewDownload = Pick<
   | 'mode'
   | 'audioFormat'
   | 'subtitles'
+  | 'clipStartSeconds'
+  | 'clipEndSeconds'
   | 'callbackState'
   | 'linkBase'
   | 'idempotencyKey'

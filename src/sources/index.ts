@@ -1,4 +1,5 @@
 import { transportError } from '../net/guarded-client.ts';
+import { cutToClip } from './apply-clip.ts';
 import { shapeToMode } from './apply-mode.ts';
 import { resumeOrDispatch } from './dispatch.ts';
 import type { FetchedMedia, MediaContext, SourceReader } from './reader.ts';
@@ -11,7 +12,7 @@ import { withSubtitles } from './subtitles.ts';
 export async function fetchMedia(ctx: MediaContext, readers: readonly SourceReader[]): Promise<FetchedMedia> {
   try {
     const fetched = await resumeOrDispatch(ctx, readers);
-    return await withSubtitles(ctx, await shapeToMode(ctx, fetched));
+    return await withSubtitles(ctx, await shapeToMode(ctx, await cutToClip(ctx, fetched)));
   } catch (error) {
     // The readers that retry on their own classify their failures where they happen; a connection
     // failure that reaches here unclassified (the first KiB, read to tell what the URL is, say) is

@@ -1,4 +1,5 @@
 import type { components } from '../../generated/api.ts';
+import type { Clip } from '../core/clip.ts';
 import { DownloadError } from '../core/errors.ts';
 import type { AudioFormat, Mode } from '../core/mode.ts';
 import type { Quality } from '../core/quality.ts';
@@ -26,6 +27,8 @@ export type MediaContext = SourceContext & {
   audioFormat: AudioFormat | null;
   /** The subtitle languages asked for (tags, or `all`); empty for none. */
   subtitles: readonly string[];
+  /** The part of the media to keep; null for all of it. */
+  clip: Clip | null;
   ffmpeg: string;
   sandbox: DocumentSandbox;
   maxSegments: number;

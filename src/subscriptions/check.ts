@@ -106,6 +106,9 @@ function record(deps: CheckDeps, subscription: SubscriptionRow, listing: Listing
     mode: subscription.mode,
     audioFormat: subscription.audioFormat,
     subtitles: subscription.subtitles,
+    // Subscriptions take no clip.
+    clipStartSeconds: null,
+    clipEndSeconds: null,
     callbackUrl: subscription.callbackUrl,
     entryPicks: [],
     linkBase: subscription.linkBase,

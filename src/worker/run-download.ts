@@ -1,4 +1,5 @@
 import type { Config } from '../config/index.ts';
+import { clipOfColumns } from '../core/clip.ts';
 import { asDownloadError, DownloadError } from '../core/errors.ts';
 import type { AudioFormat, Mode } from '../core/mode.ts';
 import { parseQuality } from '../core/quality.ts';
@@ -119,6 +120,7 @@ async function run(deps: DownloadDeps, attempt: Attempt, stop: AbortSignal, shut
         mode: row.mode as Mode,
         audioFormat: row.audioFormat as AudioFormat | null,
         subtitles: row.subtitles,
+        clip: clipOfColumns(row),
         http: deps.http,
         ffmpeg: deps.ffmpeg,
         sandbox: deps.sandbox,

@@ -914,6 +914,8 @@ export const DownloadScalarFieldEnum = {
   mode: 'mode',
   audioFormat: 'audioFormat',
   subtitles: 'subtitles',
+  clipStartSeconds: 'clipStartSeconds',
+  clipEndSeconds: 'clipEndSeconds',
   callbackUrl: 'callbackUrl',
   callbackState: 'callbackState',
   callbackAttempts: 'callbackAttempts',
@@ -997,6 +999,8 @@ export const CollectionScalarFieldEnum = {
   mode: 'mode',
   audioFormat: 'audioFormat',
   subtitles: 'subtitles',
+  clipStartSeconds: 'clipStartSeconds',
+  clipEndSeconds: 'clipEndSeconds',
   callbackUrl: 'callbackUrl',
   entryLimit: 'entryLimit',
   entryPicks: 'entryPicks',
@@ -1136,6 +1140,20 @@ export type ListEnumDownloadStatusFieldRefInput<$PrismaModel> = FieldRefInputTyp
 
 
 /**
+ * Reference to a field of type 'Float'
+ */
+export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
+    
+
+
+/**
+ * Reference to a field of type 'Float[]'
+ */
+export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
+    
+
+
+/**
  * Reference to a field of type 'CallbackState'
  */
 export type EnumCallbackStateFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'CallbackState'>
@@ -1174,20 +1192,6 @@ export type BigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 
  * Reference to a field of type 'BigInt[]'
  */
 export type ListBigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BigInt[]'>
-    
-
-
-/**
- * Reference to a field of type 'Float'
- */
-export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
-    
-
-
-/**
- * Reference to a field of type 'Float[]'
- */
-export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
     
 
 

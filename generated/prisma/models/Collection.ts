@@ -27,12 +27,16 @@ export type AggregateCollection = {
 }
 
 export type CollectionAvgAggregateOutputType = {
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   entryLimit: number | null
   entryPicks: number | null
   releasedThrough: number | null
 }
 
 export type CollectionSumAggregateOutputType = {
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   entryLimit: number | null
   entryPicks: number[]
   releasedThrough: number | null
@@ -52,6 +56,8 @@ export type CollectionMinAggregateOutputType = {
   quality: string | null
   mode: string | null
   audioFormat: string | null
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackUrl: string | null
   entryLimit: number | null
   linkBase: string | null
@@ -81,6 +87,8 @@ export type CollectionMaxAggregateOutputType = {
   quality: string | null
   mode: string | null
   audioFormat: string | null
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackUrl: string | null
   entryLimit: number | null
   linkBase: string | null
@@ -111,6 +119,8 @@ export type CollectionCountAggregateOutputType = {
   mode: number
   audioFormat: number
   subtitles: number
+  clipStartSeconds: number
+  clipEndSeconds: number
   callbackUrl: number
   entryLimit: number
   entryPicks: number
@@ -130,12 +140,16 @@ export type CollectionCountAggregateOutputType = {
 
 
 export type CollectionAvgAggregateInputType = {
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   entryLimit?: true
   entryPicks?: true
   releasedThrough?: true
 }
 
 export type CollectionSumAggregateInputType = {
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   entryLimit?: true
   entryPicks?: true
   releasedThrough?: true
@@ -155,6 +169,8 @@ export type CollectionMinAggregateInputType = {
   quality?: true
   mode?: true
   audioFormat?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackUrl?: true
   entryLimit?: true
   linkBase?: true
@@ -184,6 +200,8 @@ export type CollectionMaxAggregateInputType = {
   quality?: true
   mode?: true
   audioFormat?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackUrl?: true
   entryLimit?: true
   linkBase?: true
@@ -214,6 +232,8 @@ export type CollectionCountAggregateInputType = {
   mode?: true
   audioFormat?: true
   subtitles?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackUrl?: true
   entryLimit?: true
   entryPicks?: true
@@ -332,6 +352,8 @@ export type CollectionGroupByOutputType = {
   mode: string
   audioFormat: string | null
   subtitles: string[]
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackUrl: string | null
   entryLimit: number
   entryPicks: number[]
@@ -386,6 +408,8 @@ export type CollectionWhereInput = {
   mode?: Prisma.StringFilter<"Collection"> | string
   audioFormat?: Prisma.StringNullableFilter<"Collection"> | string | null
   subtitles?: Prisma.StringNullableListFilter<"Collection">
+  clipStartSeconds?: Prisma.FloatNullableFilter<"Collection"> | number | null
+  clipEndSeconds?: Prisma.FloatNullableFilter<"Collection"> | number | null
   callbackUrl?: Prisma.StringNullableFilter<"Collection"> | string | null
   entryLimit?: Prisma.IntFilter<"Collection"> | number
   entryPicks?: Prisma.IntNullableListFilter<"Collection">
@@ -418,6 +442,8 @@ export type CollectionOrderByWithRelationInput = {
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrderInput | Prisma.SortOrder
   subtitles?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   entryLimit?: Prisma.SortOrder
   entryPicks?: Prisma.SortOrder
@@ -454,6 +480,8 @@ export type CollectionWhereUniqueInput = Prisma.AtLeast<{
   mode?: Prisma.StringFilter<"Collection"> | string
   audioFormat?: Prisma.StringNullableFilter<"Collection"> | string | null
   subtitles?: Prisma.StringNullableListFilter<"Collection">
+  clipStartSeconds?: Prisma.FloatNullableFilter<"Collection"> | number | null
+  clipEndSeconds?: Prisma.FloatNullableFilter<"Collection"> | number | null
   callbackUrl?: Prisma.StringNullableFilter<"Collection"> | string | null
   entryLimit?: Prisma.IntFilter<"Collection"> | number
   entryPicks?: Prisma.IntNullableListFilter<"Collection">
@@ -486,6 +514,8 @@ export type CollectionOrderByWithAggregationInput = {
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrderInput | Prisma.SortOrder
   subtitles?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   entryLimit?: Prisma.SortOrder
   entryPicks?: Prisma.SortOrder
@@ -525,6 +555,8 @@ export type CollectionScalarWhereWithAggregatesInput = {
   mode?: Prisma.StringWithAggregatesFilter<"Collection"> | string
   audioFormat?: Prisma.StringNullableWithAggregatesFilter<"Collection"> | string | null
   subtitles?: Prisma.StringNullableListFilter<"Collection">
+  clipStartSeconds?: Prisma.FloatNullableWithAggregatesFilter<"Collection"> | number | null
+  clipEndSeconds?: Prisma.FloatNullableWithAggregatesFilter<"Collection"> | number | null
   callbackUrl?: Prisma.StringNullableWithAggregatesFilter<"Collection"> | string | null
   entryLimit?: Prisma.IntWithAggregatesFilter<"Collection"> | number
   entryPicks?: Prisma.IntNullableListFilter<"Collection">
@@ -556,6 +588,8 @@ export type CollectionCreateInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.CollectionCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   entryLimit: number
   entryPicks?: Prisma.CollectionCreateentryPicksInput | number[]
@@ -588,6 +622,8 @@ export type CollectionUncheckedCreateInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.CollectionCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   entryLimit: number
   entryPicks?: Prisma.CollectionCreateentryPicksInput | number[]
@@ -620,6 +656,8 @@ export type CollectionUpdateInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.CollectionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   entryLimit?: Prisma.IntFieldUpdateOperationsInput | number
   entryPicks?: Prisma.CollectionUpdateentryPicksInput | number[]
@@ -652,6 +690,8 @@ export type CollectionUncheckedUpdateInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.CollectionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   entryLimit?: Prisma.IntFieldUpdateOperationsInput | number
   entryPicks?: Prisma.CollectionUpdateentryPicksInput | number[]
@@ -684,6 +724,8 @@ export type CollectionCreateManyInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.CollectionCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   entryLimit: number
   entryPicks?: Prisma.CollectionCreateentryPicksInput | number[]
@@ -715,6 +757,8 @@ export type CollectionUpdateManyMutationInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.CollectionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   entryLimit?: Prisma.IntFieldUpdateOperationsInput | number
   entryPicks?: Prisma.CollectionUpdateentryPicksInput | number[]
@@ -746,6 +790,8 @@ export type CollectionUncheckedUpdateManyInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.CollectionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   entryLimit?: Prisma.IntFieldUpdateOperationsInput | number
   entryPicks?: Prisma.CollectionUpdateentryPicksInput | number[]
@@ -795,6 +841,8 @@ export type CollectionCountOrderByAggregateInput = {
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrder
   subtitles?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   entryLimit?: Prisma.SortOrder
   entryPicks?: Prisma.SortOrder
@@ -812,6 +860,8 @@ export type CollectionCountOrderByAggregateInput = {
 }
 
 export type CollectionAvgOrderByAggregateInput = {
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   entryLimit?: Prisma.SortOrder
   entryPicks?: Prisma.SortOrder
   releasedThrough?: Prisma.SortOrder
@@ -831,6 +881,8 @@ export type CollectionMaxOrderByAggregateInput = {
   quality?: Prisma.SortOrder
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   entryLimit?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
@@ -860,6 +912,8 @@ export type CollectionMinOrderByAggregateInput = {
   quality?: Prisma.SortOrder
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   entryLimit?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
@@ -876,6 +930,8 @@ export type CollectionMinOrderByAggregateInput = {
 }
 
 export type CollectionSumOrderByAggregateInput = {
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   entryLimit?: Prisma.SortOrder
   entryPicks?: Prisma.SortOrder
   releasedThrough?: Prisma.SortOrder
@@ -934,6 +990,8 @@ export type CollectionCreateWithoutChildrenInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.CollectionCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   entryLimit: number
   entryPicks?: Prisma.CollectionCreateentryPicksInput | number[]
@@ -965,6 +1023,8 @@ export type CollectionUncheckedCreateWithoutChildrenInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.CollectionCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   entryLimit: number
   entryPicks?: Prisma.CollectionCreateentryPicksInput | number[]
@@ -1012,6 +1072,8 @@ export type CollectionUpdateWithoutChildrenInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.CollectionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   entryLimit?: Prisma.IntFieldUpdateOperationsInput | number
   entryPicks?: Prisma.CollectionUpdateentryPicksInput | number[]
@@ -1043,6 +1105,8 @@ export type CollectionUncheckedUpdateWithoutChildrenInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.CollectionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   entryLimit?: Prisma.IntFieldUpdateOperationsInput | number
   entryPicks?: Prisma.CollectionUpdateentryPicksInput | number[]
@@ -1105,6 +1169,8 @@ export type CollectionSelect<ExtArgs extends runtime.Types.Extensions.InternalAr
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   entryLimit?: boolean
   entryPicks?: boolean
@@ -1138,6 +1204,8 @@ export type CollectionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   entryLimit?: boolean
   entryPicks?: boolean
@@ -1169,6 +1237,8 @@ export type CollectionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   entryLimit?: boolean
   entryPicks?: boolean
@@ -1200,6 +1270,8 @@ export type CollectionSelectScalar = {
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   entryLimit?: boolean
   entryPicks?: boolean
@@ -1216,7 +1288,7 @@ export type CollectionSelectScalar = {
   finishedAt?: boolean
 }
 
-export type CollectionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "owner" | "kind" | "status" | "name" | "title" | "url" | "extractor" | "subscriptionId" | "truncated" | "quality" | "mode" | "audioFormat" | "subtitles" | "callbackUrl" | "entryLimit" | "entryPicks" | "linkBase" | "idempotencyKey" | "requestHash" | "releasedThrough" | "errorCode" | "errorMessage" | "errorRetryable" | "createdAt" | "updatedAt" | "expandedAt" | "finishedAt", ExtArgs["result"]["collection"]>
+export type CollectionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "owner" | "kind" | "status" | "name" | "title" | "url" | "extractor" | "subscriptionId" | "truncated" | "quality" | "mode" | "audioFormat" | "subtitles" | "clipStartSeconds" | "clipEndSeconds" | "callbackUrl" | "entryLimit" | "entryPicks" | "linkBase" | "idempotencyKey" | "requestHash" | "releasedThrough" | "errorCode" | "errorMessage" | "errorRetryable" | "createdAt" | "updatedAt" | "expandedAt" | "finishedAt", ExtArgs["result"]["collection"]>
 export type CollectionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   children?: boolean | Prisma.Collection$childrenArgs<ExtArgs>
   _count?: boolean | Prisma.CollectionCountOutputTypeDefaultArgs<ExtArgs>
@@ -1244,6 +1316,8 @@ export type $CollectionPayload<ExtArgs extends runtime.Types.Extensions.Internal
     mode: string
     audioFormat: string | null
     subtitles: string[]
+    clipStartSeconds: number | null
+    clipEndSeconds: number | null
     callbackUrl: string | null
     entryLimit: number
     entryPicks: number[]
@@ -1696,6 +1770,8 @@ export interface CollectionFieldRefs {
   readonly mode: Prisma.FieldRef<"Collection", 'String'>
   readonly audioFormat: Prisma.FieldRef<"Collection", 'String'>
   readonly subtitles: Prisma.FieldRef<"Collection", 'String[]'>
+  readonly clipStartSeconds: Prisma.FieldRef<"Collection", 'Float'>
+  readonly clipEndSeconds: Prisma.FieldRef<"Collection", 'Float'>
   readonly callbackUrl: Prisma.FieldRef<"Collection", 'String'>
   readonly entryLimit: Prisma.FieldRef<"Collection", 'Int'>
   readonly entryPicks: Prisma.FieldRef<"Collection", 'Int[]'>

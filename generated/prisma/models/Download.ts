@@ -27,6 +27,8 @@ export type AggregateDownload = {
 }
 
 export type DownloadAvgAggregateOutputType = {
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackAttempts: number | null
   downloadedBytes: number | null
   totalBytes: number | null
@@ -40,6 +42,8 @@ export type DownloadAvgAggregateOutputType = {
 }
 
 export type DownloadSumAggregateOutputType = {
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackAttempts: number | null
   downloadedBytes: bigint | null
   totalBytes: bigint | null
@@ -60,6 +64,8 @@ export type DownloadMinAggregateOutputType = {
   requestedFilename: string | null
   mode: string | null
   audioFormat: string | null
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackUrl: string | null
   callbackState: $Enums.CallbackState | null
   callbackAttempts: number | null
@@ -107,6 +113,8 @@ export type DownloadMaxAggregateOutputType = {
   requestedFilename: string | null
   mode: string | null
   audioFormat: string | null
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackUrl: string | null
   callbackState: $Enums.CallbackState | null
   callbackAttempts: number | null
@@ -155,6 +163,8 @@ export type DownloadCountAggregateOutputType = {
   mode: number
   audioFormat: number
   subtitles: number
+  clipStartSeconds: number
+  clipEndSeconds: number
   callbackUrl: number
   callbackState: number
   callbackAttempts: number
@@ -198,6 +208,8 @@ export type DownloadCountAggregateOutputType = {
 
 
 export type DownloadAvgAggregateInputType = {
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackAttempts?: true
   downloadedBytes?: true
   totalBytes?: true
@@ -211,6 +223,8 @@ export type DownloadAvgAggregateInputType = {
 }
 
 export type DownloadSumAggregateInputType = {
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackAttempts?: true
   downloadedBytes?: true
   totalBytes?: true
@@ -231,6 +245,8 @@ export type DownloadMinAggregateInputType = {
   requestedFilename?: true
   mode?: true
   audioFormat?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackUrl?: true
   callbackState?: true
   callbackAttempts?: true
@@ -278,6 +294,8 @@ export type DownloadMaxAggregateInputType = {
   requestedFilename?: true
   mode?: true
   audioFormat?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackUrl?: true
   callbackState?: true
   callbackAttempts?: true
@@ -326,6 +344,8 @@ export type DownloadCountAggregateInputType = {
   mode?: true
   audioFormat?: true
   subtitles?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackUrl?: true
   callbackState?: true
   callbackAttempts?: true
@@ -462,6 +482,8 @@ export type DownloadGroupByOutputType = {
   mode: string
   audioFormat: string | null
   subtitles: string[]
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackUrl: string | null
   callbackState: $Enums.CallbackState | null
   callbackAttempts: number
@@ -534,6 +556,8 @@ export type DownloadWhereInput = {
   mode?: Prisma.StringFilter<"Download"> | string
   audioFormat?: Prisma.StringNullableFilter<"Download"> | string | null
   subtitles?: Prisma.StringNullableListFilter<"Download">
+  clipStartSeconds?: Prisma.FloatNullableFilter<"Download"> | number | null
+  clipEndSeconds?: Prisma.FloatNullableFilter<"Download"> | number | null
   callbackUrl?: Prisma.StringNullableFilter<"Download"> | string | null
   callbackState?: Prisma.EnumCallbackStateNullableFilter<"Download"> | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFilter<"Download"> | number
@@ -584,6 +608,8 @@ export type DownloadOrderByWithRelationInput = {
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrderInput | Prisma.SortOrder
   subtitles?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackState?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
@@ -639,6 +665,8 @@ export type DownloadWhereUniqueInput = Prisma.AtLeast<{
   mode?: Prisma.StringFilter<"Download"> | string
   audioFormat?: Prisma.StringNullableFilter<"Download"> | string | null
   subtitles?: Prisma.StringNullableListFilter<"Download">
+  clipStartSeconds?: Prisma.FloatNullableFilter<"Download"> | number | null
+  clipEndSeconds?: Prisma.FloatNullableFilter<"Download"> | number | null
   callbackUrl?: Prisma.StringNullableFilter<"Download"> | string | null
   callbackState?: Prisma.EnumCallbackStateNullableFilter<"Download"> | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFilter<"Download"> | number
@@ -689,6 +717,8 @@ export type DownloadOrderByWithAggregationInput = {
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrderInput | Prisma.SortOrder
   subtitles?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackState?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
@@ -746,6 +776,8 @@ export type DownloadScalarWhereWithAggregatesInput = {
   mode?: Prisma.StringWithAggregatesFilter<"Download"> | string
   audioFormat?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   subtitles?: Prisma.StringNullableListFilter<"Download">
+  clipStartSeconds?: Prisma.FloatNullableWithAggregatesFilter<"Download"> | number | null
+  clipEndSeconds?: Prisma.FloatNullableWithAggregatesFilter<"Download"> | number | null
   callbackUrl?: Prisma.StringNullableWithAggregatesFilter<"Download"> | string | null
   callbackState?: Prisma.EnumCallbackStateNullableWithAggregatesFilter<"Download"> | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntWithAggregatesFilter<"Download"> | number
@@ -795,6 +827,8 @@ export type DownloadCreateInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   callbackState?: $Enums.CallbackState | null
   callbackAttempts?: number
@@ -844,6 +878,8 @@ export type DownloadUncheckedCreateInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   callbackState?: $Enums.CallbackState | null
   callbackAttempts?: number
@@ -893,6 +929,8 @@ export type DownloadUpdateInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -942,6 +980,8 @@ export type DownloadUncheckedUpdateInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -991,6 +1031,8 @@ export type DownloadCreateManyInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   callbackState?: $Enums.CallbackState | null
   callbackAttempts?: number
@@ -1040,6 +1082,8 @@ export type DownloadUpdateManyMutationInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1088,6 +1132,8 @@ export type DownloadUncheckedUpdateManyInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1155,6 +1201,8 @@ export type DownloadCountOrderByAggregateInput = {
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrder
   subtitles?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   callbackState?: Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
@@ -1196,6 +1244,8 @@ export type DownloadCountOrderByAggregateInput = {
 }
 
 export type DownloadAvgOrderByAggregateInput = {
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
@@ -1216,6 +1266,8 @@ export type DownloadMaxOrderByAggregateInput = {
   requestedFilename?: Prisma.SortOrder
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   callbackState?: Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
@@ -1263,6 +1315,8 @@ export type DownloadMinOrderByAggregateInput = {
   requestedFilename?: Prisma.SortOrder
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   callbackState?: Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
@@ -1303,6 +1357,8 @@ export type DownloadMinOrderByAggregateInput = {
 }
 
 export type DownloadSumOrderByAggregateInput = {
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackAttempts?: Prisma.SortOrder
   downloadedBytes?: Prisma.SortOrder
   totalBytes?: Prisma.SortOrder
@@ -1346,6 +1402,14 @@ export type DownloadUpdatesubtitlesInput = {
   push?: string | string[]
 }
 
+export type NullableFloatFieldUpdateOperationsInput = {
+  set?: number | null
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
+}
+
 export type NullableEnumCallbackStateFieldUpdateOperationsInput = {
   set?: $Enums.CallbackState | null
 }
@@ -1372,14 +1436,6 @@ export type NullableBigIntFieldUpdateOperationsInput = {
   decrement?: bigint | number
   multiply?: bigint | number
   divide?: bigint | number
-}
-
-export type NullableFloatFieldUpdateOperationsInput = {
-  set?: number | null
-  increment?: number
-  decrement?: number
-  multiply?: number
-  divide?: number
 }
 
 export type NullableIntFieldUpdateOperationsInput = {
@@ -1453,6 +1509,8 @@ export type DownloadCreateWithoutCollectionInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   callbackState?: $Enums.CallbackState | null
   callbackAttempts?: number
@@ -1501,6 +1559,8 @@ export type DownloadUncheckedCreateWithoutCollectionInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   callbackState?: $Enums.CallbackState | null
   callbackAttempts?: number
@@ -1578,6 +1638,8 @@ export type DownloadScalarWhereInput = {
   mode?: Prisma.StringFilter<"Download"> | string
   audioFormat?: Prisma.StringNullableFilter<"Download"> | string | null
   subtitles?: Prisma.StringNullableListFilter<"Download">
+  clipStartSeconds?: Prisma.FloatNullableFilter<"Download"> | number | null
+  clipEndSeconds?: Prisma.FloatNullableFilter<"Download"> | number | null
   callbackUrl?: Prisma.StringNullableFilter<"Download"> | string | null
   callbackState?: Prisma.EnumCallbackStateNullableFilter<"Download"> | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFilter<"Download"> | number
@@ -1627,6 +1689,8 @@ export type DownloadCreateManyCollectionInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.DownloadCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   callbackState?: $Enums.CallbackState | null
   callbackAttempts?: number
@@ -1675,6 +1739,8 @@ export type DownloadUpdateWithoutCollectionInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1723,6 +1789,8 @@ export type DownloadUncheckedUpdateWithoutCollectionInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1771,6 +1839,8 @@ export type DownloadUncheckedUpdateManyWithoutCollectionInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.DownloadUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   callbackState?: Prisma.NullableEnumCallbackStateFieldUpdateOperationsInput | $Enums.CallbackState | null
   callbackAttempts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1821,6 +1891,8 @@ export type DownloadSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   callbackState?: boolean
   callbackAttempts?: boolean
@@ -1871,6 +1943,8 @@ export type DownloadSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   callbackState?: boolean
   callbackAttempts?: boolean
@@ -1921,6 +1995,8 @@ export type DownloadSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   callbackState?: boolean
   callbackAttempts?: boolean
@@ -1971,6 +2047,8 @@ export type DownloadSelectScalar = {
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   callbackState?: boolean
   callbackAttempts?: boolean
@@ -2011,7 +2089,7 @@ export type DownloadSelectScalar = {
   collectionIndex?: boolean
 }
 
-export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "mode" | "audioFormat" | "subtitles" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "owner" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "audioCodec" | "videoCodec" | "fileSubtitles" | "tokenSecret" | "sourceValidator" | "expiresAt" | "sourceKind" | "sourceExtractor" | "sourceTitle" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt" | "collectionId" | "collectionIndex", ExtArgs["result"]["download"]>
+export type DownloadOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "status" | "url" | "quality" | "requestedFilename" | "mode" | "audioFormat" | "subtitles" | "clipStartSeconds" | "clipEndSeconds" | "callbackUrl" | "callbackState" | "callbackAttempts" | "callbackLastError" | "linkBase" | "owner" | "idempotencyKey" | "requestHash" | "downloadedBytes" | "totalBytes" | "speedBytesPerSecond" | "fileName" | "contentType" | "sizeBytes" | "sha256" | "durationSeconds" | "width" | "height" | "audioCodec" | "videoCodec" | "fileSubtitles" | "tokenSecret" | "sourceValidator" | "expiresAt" | "sourceKind" | "sourceExtractor" | "sourceTitle" | "errorCode" | "errorMessage" | "errorRetryable" | "attempts" | "leaseExpiresAt" | "createdAt" | "updatedAt" | "startedAt" | "completedAt" | "collectionId" | "collectionIndex", ExtArgs["result"]["download"]>
 export type DownloadInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   collection?: boolean | Prisma.Download$collectionArgs<ExtArgs>
 }
@@ -2036,6 +2114,8 @@ export type $DownloadPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     mode: string
     audioFormat: string | null
     subtitles: string[]
+    clipStartSeconds: number | null
+    clipEndSeconds: number | null
     callbackUrl: string | null
     callbackState: $Enums.CallbackState | null
     callbackAttempts: number
@@ -2506,6 +2586,8 @@ export interface DownloadFieldRefs {
   readonly mode: Prisma.FieldRef<"Download", 'String'>
   readonly audioFormat: Prisma.FieldRef<"Download", 'String'>
   readonly subtitles: Prisma.FieldRef<"Download", 'String[]'>
+  readonly clipStartSeconds: Prisma.FieldRef<"Download", 'Float'>
+  readonly clipEndSeconds: Prisma.FieldRef<"Download", 'Float'>
   readonly callbackUrl: Prisma.FieldRef<"Download", 'String'>
   readonly callbackState: Prisma.FieldRef<"Download", 'CallbackState'>
   readonly callbackAttempts: Prisma.FieldRef<"Download", 'Int'>

@@ -1,0 +1,72 @@
+import { stat } from 'node:fs/promises';
+import type { Clip } from '../core/clip.ts';
+import { DownloadError } from '../core/errors.ts';
+import { containerOfDeclared } from './containers.ts';
+import { detectContainer } from './detect-container.ts';
+import { failureLine, timeLimitMs } from './ffmpeg.ts';
+import { inputArgs } from './input.ts';
+import { removeOutputs, sizeLimitArgs, TO_MATROSKA, TO_MP4, writeMp4OrMatroska, writeOutput, type RemuxedFile, type Written } from './output-file.ts';
+import { probe } from './probe.ts';
+
+// A clip of a whole file, cut without re-encoding. `-ss` before the input seeks the demuxer to the
+// last keyframe at or before the start, and stream copy keeps every packet from there, audio and
+// video alike; `-avoid_negative_ts make_zero` moves them all by the same amount so that the file
+// starts at 0 with its streams together, rather than hiding the lead-in behind an edit list.
+
+const WEBM_CONTAINER = containerOfDeclared('video/webm');
+const TO_WEBM = WEBM_CONTAINER ? { container: WEBM_CONTAINER, args: ['-f', 'webm'] } : null;
+
+export type CutInput = {
+  ffmpeg: string;
+  input: string;
+  /** Where to write: this path plus the extension of the container chosen. */
+  output: string;
+  clip: Clip;
+  /** The largest file it may write (MAX_FILE_BYTES); ffmpeg is stopped as it passes it. */
+  maxBytes: number;
+  signal: AbortSignal;
+  /** The type the source declared, asked only for an input whose bytes name no container. */
+  declaredType?: string | null;
+};
+
+/** Seconds as ffmpeg reads a time: plain decimal, never an exponent. */
+function seconds(value: number): string {
+  return value.toFixed(6);
+}
+
+/**
+ * Writes `clip` of `input` at `output` plus the extension of its container: WebM stays WebM, all
+ * else goes to MP4, or to Matroska when a stream has no place in MP4. Every video, audio and
+ * subtitle stream is kept. A start at or past the media's end throws clip_out_of_range; on any
+ * failure nothing is left at the output's place and processing_failed (source_too_large past
+ * `maxBytes`, storage_full when the disk is full) is thrown.
+ */
+export async function cutClip(input: CutInput): Promise<RemuxedFile> {
+  const { ffmpeg, output, clip, maxBytes, signal } = input;
+  await removeOutputs(output, [TO_MP4.container.ext, TO_MATROSKA.container.ext, ...(TO_WEBM ? [TO_WEBM.container.ext] : [])]);
+  const info = await probe({ ffmpeg, file: input.input, signal, declaredType: input.declaredType });
+  if (info.durationSeconds !== null && clip.startSeconds >= info.durationSeconds) {
+    throw new DownloadError(
+      'clip_out_of_range',
+      `The clip starts at ${clip.startSeconds} s, at or past the end of the media, which lasts ${info.durationSeconds} s.`,
+    );
+  }
+  const opened = await inputArgs(input.input, input.declaredType);
+  const end = clip.endSeconds === null ? [] : ['-t', seconds(clip.endSeconds - clip.startSeconds)];
+  const args = [
+    ...['-ss', seconds(clip.startSeconds)],
+    ...opened,
+    ...end,
+    ...['-map', '0:v?', '-map', '0:a?', '-map', '0:s?', '-c', 'copy', '-avoid_negative_ts', 'make_zero'],
+    ...sizeLimitArgs(maxBytes),
+  ];
+  const bounds = { timeLimitMs: timeLimitMs((await stat(input.input)).size), maxBytes };
+  const webm = TO_WEBM && (await detectContainer(input.input, input.declaredType ?? null)) === WEBM_CONTAINER;
+  const written: Written = webm
+    ? await writeOutput(ffmpeg, args, output, TO_WEBM, bounds, signal)
+    : await writeMp4OrMatroska(ffmpeg, args, output, bounds, signal);
+  if (!written.ok) throw new DownloadError('processing_failed', failureLine(written.stderr, [input.input, written.temp]));
+  // What the run reports as written is the time of its last packet; the file's own header says what was kept.
+  const kept = await probe({ ffmpeg, file: written.file.path, signal });
+  return { ...written.file, info: kept };
+}
