@@ -69,11 +69,22 @@ test('when --audio and --audio-format mp3 are given, then the saved file is the 
   expect(status.stdout).toMatch(/^file: sound\.mp3 \(.*, audio\/mpeg\)$/m);
 });
 
+test('when --clip 0:01-0:02 is given, then the download asks for that clip and the saved file is no longer than it', async () => {
+  const run = await vds(['get', source.file('/part.mp4', mediaPath('clip.mp4')), '--clip', '0:01-0:02', '-o', `${work}/`]);
+  expect(run.code).toBe(0);
+  const id = /^download ([0-9a-f-]{36})$/m.exec(run.stderr)![1]!;
+  const done = (await app.http.getDownload(id)).body as Download;
+  expect(done.clip).toEqual({ start_seconds: 1, end_seconds: 2 });
+  // The only keyframe of the 3-second source is its first: the clip is kept from there to 2 s.
+  expect(done.file!.duration_seconds).toBeLessThan(2.1);
+});
+
 test.each([
   ['--audio-format without --audio', ['--audio-format', 'mp3']],
   ['--audio with --mute', ['--audio', '--mute']],
   ['an audio format it does not know', ['--audio', '--audio-format', 'wav']],
   ['subtitles that are no language tags', ['--subs', 'english please']],
+  ['a clip that ends before it starts', ['--clip', '2:00-1:30']],
 ])('when vds get has %s, then it exits 2 before asking the service', async (_case, args) => {
   const run = await vds(['get', source.url('/never-asked.mp4'), ...args]);
   expect(run.code).toBe(2);

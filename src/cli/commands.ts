@@ -89,6 +89,8 @@ export type GetOptions = Template & {
   pick?: number[];
   /** The collection's name, and so its folder's. */
   name?: string;
+  /** Only this part of each video. */
+  clip?: CreateDownload['clip'];
 };
 
 /** What each file is to be, for one download or every child of a collection or a subscription. */
@@ -113,16 +115,17 @@ type Request = { one: CreateDownload; many?: never } | { many: CreateCollection;
  */
 async function requestOf(vds: VideoDownloadClient, urls: string[], options: GetOptions, signal: AbortSignal): Promise<Request> {
   const [url] = urls as [string, ...string[]];
-  const named = options.name ? { name: options.name } : {};
-  if (urls.length > 1) return { many: { urls, ...named, ...template(options) } };
+  const clip = options.clip ? { clip: options.clip } : {};
+  const common = { ...(options.name ? { name: options.name } : {}), ...clip };
+  if (urls.length > 1) return { many: { urls, ...common, ...template(options) } };
   const limit = options.first ? { limit: options.first } : {};
-  if (options.pick) return { many: { url, entries: options.pick, ...limit, ...named, ...template(options) } };
+  if (options.pick) return { many: { url, entries: options.pick, ...limit, ...common, ...template(options) } };
   const preview = await vds.collections.preview({ url, ...limit }, { signal: answered(signal) }).catch((error: unknown) => {
     if (error instanceof ProblemError && (error.status === 404 || error.status === 422)) return null;
     throw error;
   });
-  if (preview && (preview.entries.length > 1 || preview.truncated)) return { many: { url, ...limit, ...named, ...template(options) } };
-  return { one: { url, ...template(options), ...(options.filename ? { filename: options.filename } : {}) } };
+  if (preview && (preview.entries.length > 1 || preview.truncated)) return { many: { url, ...limit, ...common, ...template(options) } };
+  return { one: { url, ...template(options), ...clip, ...(options.filename ? { filename: options.filename } : {}) } };
 }
 
 /**

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isNetworkError, MAX_INTERVAL_SECONDS, parseDuration, ProblemError, problemSentence } from '../client/index.ts';
+import { parseClip, type ClipOption } from './clip.ts';
 import { ANSWER_TIMEOUT_MS, cancel, entries, get, Interrupted, list, SomeMissing, status, type Connection, type Terminal } from './commands.ts';
 import { subscribe, subscriptions, unsubscribe } from './subscriptions.ts';
 
@@ -33,6 +34,12 @@ function languages(value: string): string[] {
     throw new InvalidArgumentError('Use language tags such as en,pt-BR, or all.');
   }
   return tags;
+}
+
+function clip(value: string): ClipOption {
+  const parsed = parseClip(value);
+  if (!parsed) throw new InvalidArgumentError('Use start-end such as 1:30-2:00 (or 90-120), or start- for the rest of the video; the start before the end.');
+  return parsed;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -142,6 +149,7 @@ program
   .addOption(new Option('--audio-format <format>', "with --audio: best (the source's own), m4a, mp3 or opus").argParser(audioFormat))
   .addOption(new Option('--mute', 'the picture only'))
   .option('--subs <languages>', 'subtitles to embed: language tags such as en,de, or all', languages)
+  .option('--clip <start-end>', 'only this part of the video, such as 1:30-2:00, or 1:30- to its end; cut at the keyframe at or before the start', clip)
   .option('--first <n>', 'of a list: only its first n entries', atMostEntries)
   .option('--pick <positions>', 'of a list: only these entries, as vds entries numbers them: 1,3-5', positions)
   .option('--name <name>', 'of several entries: the name of their collection, and so of their folder')

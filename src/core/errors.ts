@@ -34,6 +34,11 @@ export function storageFull(): DownloadError {
   return new DownloadError('storage_full', 'The server ran out of storage space while writing the download.');
 }
 
+/** The clip asked for starts at or past the end of the media. Not retryable: the media will not grow. */
+export function clipOutOfRange(startSeconds: number, durationSeconds: number): DownloadError {
+  return new DownloadError('clip_out_of_range', `The clip starts at ${startSeconds} s, at or past the end of the media, which lasts ${durationSeconds} s.`);
+}
+
 const NO_ROOM = new Set(['ENOSPC', 'EDQUOT']);
 
 function isNoRoom(error: unknown): boolean {

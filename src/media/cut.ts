@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Clip } from '../core/clip.ts';
-import { DownloadError } from '../core/errors.ts';
+import { clipOutOfRange, DownloadError } from '../core/errors.ts';
 import { containerOfDeclared } from './containers.ts';
 import { detectContainer } from './detect-container.ts';
 import { failureLine, timeLimitMs } from './ffmpeg.ts';
@@ -46,10 +46,7 @@ export async function cutClip(input: CutInput): Promise<RemuxedFile> {
   await removeOutputs(output, [TO_MP4.container.ext, TO_MATROSKA.container.ext, ...(TO_WEBM ? [TO_WEBM.container.ext] : [])]);
   const info = await probe({ ffmpeg, file: input.input, signal, declaredType: input.declaredType });
   if (info.durationSeconds !== null && clip.startSeconds >= info.durationSeconds) {
-    throw new DownloadError(
-      'clip_out_of_range',
-      `The clip starts at ${clip.startSeconds} s, at or past the end of the media, which lasts ${info.durationSeconds} s.`,
-    );
+    throw clipOutOfRange(clip.startSeconds, info.durationSeconds);
   }
   const opened = await inputArgs(input.input, input.declaredType);
   const end = clip.endSeconds === null ? [] : ['-t', seconds(clip.endSeconds - clip.startSeconds)];
