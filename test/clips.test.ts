@@ -1,9 +1,11 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { DownloadError } from '../src/core/errors.ts';
+import { cutClip } from '../src/media/cut.ts';
 import { bodyJson, type Download } from './support/api.ts';
 import { childrenOf, createCollection, type Collection } from './support/collections.ts';
-import { frameHashes, runFfmpeg } from './support/ffmpeg.ts';
+import { frameHashes, resolveFfmpeg, runFfmpeg } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 
 // `clip` through the API, on media ffmpeg makes here with a keyframe every second (10 fps, -g 10),
@@ -212,5 +214,25 @@ describe('a collection with a clip', () => {
     const done = await app.waitForStatus(children[0]!.id, ['completed', 'failed'], 60_000);
     expect(done.status).toBe('completed');
     await expectClipFrom3(done, media.fast);
+  });
+});
+
+describe('a cut that fails', () => {
+  test('when the clip would be larger than the file size limit, then the cut fails and leaves nothing but its input', async () => {
+    const folder = path.join(scratch, 'failed-cut');
+    await mkdir(folder);
+    const input = path.join(folder, 'input.mp4');
+    await copyFile(media.fast, input);
+    const cut = cutClip({
+      ffmpeg: await resolveFfmpeg(),
+      input,
+      output: path.join(folder, 'clipped'),
+      clip: { startSeconds: 1, endSeconds: 9 },
+      maxBytes: 2000,
+      signal: AbortSignal.timeout(30_000),
+    });
+    await expect(cut).rejects.toBeInstanceOf(DownloadError);
+    await expect(cut).rejects.toMatchObject({ code: 'source_too_large' });
+    expect(await readdir(folder)).toEqual(['input.mp4']);
   });
 });

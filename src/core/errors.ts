@@ -35,8 +35,9 @@ export function storageFull(): DownloadError {
 }
 
 /** The clip asked for starts at or past the end of the media. Not retryable: the media will not grow. */
-export function clipOutOfRange(startSeconds: number, durationSeconds: number): DownloadError {
-  return new DownloadError('clip_out_of_range', `The clip starts at ${startSeconds} s, at or past the end of the media, which lasts ${durationSeconds} s.`);
+export function clipOutOfRange(startSeconds: number, durationSeconds: number | null): DownloadError {
+  const lasts = durationSeconds === null ? '' : `, which lasts ${durationSeconds} s`;
+  return new DownloadError('clip_out_of_range', `The clip starts at ${startSeconds} s, at or past the end of the media${lasts}.`);
 }
 
 const NO_ROOM = new Set(['ENOSPC', 'EDQUOT']);

@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import type { Clip } from '../core/clip.ts';
 import { clipOutOfRange, DownloadError } from '../core/errors.ts';
 import { containerOfDeclared } from './containers.ts';
@@ -65,5 +65,10 @@ export async function cutClip(input: CutInput): Promise<RemuxedFile> {
   if (!written.ok) throw new DownloadError('processing_failed', failureLine(written.stderr, [input.input, written.temp]));
   // What the run reports as written is the time of its last packet; the file's own header says what was kept.
   const kept = await probe({ ffmpeg, file: written.file.path, signal });
+  if (!kept.durationSeconds) {
+    // A source that does not say how long it lasts can only be found too short by cutting it.
+    await rm(written.file.path, { force: true });
+    throw clipOutOfRange(clip.startSeconds, null);
+  }
   return { ...written.file, info: kept };
 }
