@@ -1,9 +1,9 @@
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
 import { cutClip } from '../src/media/cut.ts';
-import { bodyJson, type Download } from './support/api.ts';
+import { bodyJson, savedFile, type Download } from './support/api.ts';
 import { childrenOf, createCollection, type Collection } from './support/collections.ts';
 import { frameHashes, resolveFfmpeg, runFfmpeg } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
@@ -70,12 +70,8 @@ async function completed(body: Record<string, unknown>): Promise<Download> {
   return done;
 }
 
-async function fileOf(done: Download): Promise<string> {
-  const res = await app.http.getFile(done.download_url!);
-  expect(res.status).toBe(200);
-  const file = path.join(scratch, `${done.id}.${done.file!.filename.split('.').pop()}`);
-  await writeFile(file, res.body);
-  return file;
+function fileOf(done: Download): Promise<string> {
+  return savedFile(app.http, done, scratch);
 }
 
 type Streams = { video: { start: number; firstKey: boolean }; audio: { start: number } };

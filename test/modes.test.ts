@@ -1,7 +1,7 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bodyJson, type Download } from './support/api.ts';
+import { bodyJson, savedFile, type Download } from './support/api.ts';
 import { runFfmpeg } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
@@ -34,12 +34,8 @@ async function download(body: Record<string, unknown>): Promise<Download> {
 }
 
 /** The file of a completed download, on disk. */
-async function fileOf(done: Download): Promise<string> {
-  const res = await app.http.getFile(done.download_url!);
-  expect(res.status).toBe(200);
-  const file = path.join(scratch, `${done.id}.${done.file!.filename.split('.').pop()}`);
-  await writeFile(file, res.body);
-  return file;
+function fileOf(done: Download): Promise<string> {
+  return savedFile(app.http, done, scratch);
 }
 
 /** The md5 of every packet of the first stream of a kind, as stored (no decoding): equal lists are a copy. */

@@ -1,7 +1,7 @@
 import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Download } from './support/api.ts';
+import { savedFile, type Download } from './support/api.ts';
 import { frameHashes } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
@@ -34,13 +34,9 @@ async function download(url: string, extra: Record<string, unknown> = {}): Promi
 }
 
 /** The completed download's file, fetched through its download_url, on disk for ffmpeg. */
-async function fetched(done: Download): Promise<string> {
+function fetched(done: Download): Promise<string> {
   expect(done).toMatchObject({ status: 'completed', error: null });
-  const res = await app.http.getFile(done.download_url!);
-  expect(res.status).toBe(200);
-  const file = path.join(scratch, `${done.id}.${done.file!.filename.split('.').pop()}`);
-  await writeFile(file, res.body);
-  return file;
+  return savedFile(app.http, done, scratch);
 }
 
 /** The segments a media playlist lists, joined in order (after its init section): the stream as one file. */

@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -193,4 +193,13 @@ export async function startTestService(overrides: Partial<Config> = {}): Promise
       return stopped;
     },
   };
+}
+
+/** A completed download's file, fetched through its download_url and written into `dir` under its id and extension, for ffmpeg to read. */
+export async function savedFile(http: TestHttp, done: Download, dir: string): Promise<string> {
+  const res = await http.getFile(done.download_url!);
+  expect(res.status).toBe(200);
+  const file = path.join(dir, `${done.id}.${done.file!.filename.split('.').pop()}`);
+  await writeFile(file, res.body);
+  return file;
 }
