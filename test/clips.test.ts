@@ -225,6 +225,7 @@ describe('a cut that fails', () => {
       output: path.join(folder, 'clipped'),
       clip: { startSeconds: 1, endSeconds: 9 },
       maxBytes: 2000,
+      durationSeconds: 10,
       signal: AbortSignal.timeout(30_000),
     });
     await expect(cut).rejects.toBeInstanceOf(DownloadError);

@@ -27,6 +27,8 @@ export type CutInput = {
   signal: AbortSignal;
   /** The type the source declared, asked only for an input whose bytes name no container. */
   declaredType?: string | null;
+  /** How long the input lasts, as its reader's probe found; null when unknown. */
+  durationSeconds: number | null;
 };
 
 /** Seconds as ffmpeg reads a time: plain decimal, never an exponent. */
@@ -44,9 +46,9 @@ function seconds(value: number): string {
 export async function cutClip(input: CutInput): Promise<RemuxedFile> {
   const { ffmpeg, output, clip, maxBytes, signal } = input;
   await removeOutputs(output, [TO_MP4.container.ext, TO_MATROSKA.container.ext, ...(TO_WEBM ? [TO_WEBM.container.ext] : [])]);
-  const info = await probe({ ffmpeg, file: input.input, signal, declaredType: input.declaredType });
-  if (info.durationSeconds !== null && clip.startSeconds >= info.durationSeconds) {
-    throw clipOutOfRange(clip.startSeconds, info.durationSeconds);
+  // Known from the reader's probe: no ffmpeg run is spent on a clip that cannot be.
+  if (input.durationSeconds !== null && clip.startSeconds >= input.durationSeconds) {
+    throw clipOutOfRange(clip.startSeconds, input.durationSeconds);
   }
   const opened = await inputArgs(input.input, input.declaredType);
   const end = clip.endSeconds === null ? [] : ['-t', seconds(clip.endSeconds - clip.startSeconds)];

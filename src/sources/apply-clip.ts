@@ -16,6 +16,7 @@ export async function cutToClip(ctx: MediaContext, media: FetchedMedia): Promise
     maxBytes: ctx.maxFileBytes,
     signal: ctx.signal,
     declaredType: media.mime,
+    durationSeconds: media.durationSeconds,
   });
   return remadeAs(ctx, media, file);
 }
