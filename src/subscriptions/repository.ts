@@ -135,14 +135,15 @@ export class SubscriptionRepository {
    * owner follows a URL once: `exists` names the one that does.
    */
   async create(data: NewSubscription, seen: SeenEntry[], limit: number | undefined): Promise<Created> {
-    const existing = () => this.prisma.subscription.findUnique({ where: { owner_urlKey: { owner: data.owner, urlKey: data.urlKey } }, select: { id: true } });
+    const existing = (db: Pick<Transaction, 'subscription'> = this.prisma) =>
+      db.subscription.findUnique({ where: { owner_urlKey: { owner: data.owner, urlKey: data.urlKey } }, select: { id: true } });
     try {
       return await this.prisma.$transaction(async (tx) => {
         if (limit !== undefined) {
           await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended('subscriptions:' || $1, 0))`, data.owner);
           const held = await tx.subscription.count({ where: { owner: data.owner } });
           if (held >= limit) {
-            const found = await tx.subscription.findUnique({ where: { owner_urlKey: { owner: data.owner, urlKey: data.urlKey } }, select: { id: true } });
+            const found = await existing(tx);
             return found ? { kind: 'exists', id: found.id } : { kind: 'over_limit', limit };
           }
         }

@@ -99,8 +99,8 @@ export class SubscriptionRequestCheck {
     if (input.interval_seconds !== undefined) this.checkInterval(input.interval_seconds);
     const titleContains = input.title_contains == null ? input.title_contains : filterOf(input.title_contains);
     const mode = input.mode ?? (row.mode as NonNullable<UpdateSubscriptionInput['mode']>);
-    // An audio format given is checked against the mode it will have; one kept is dropped when the mode leaves audio.
-    const audioFormat = input.audio_format === undefined ? (mode === 'audio' ? (row.audioFormat ?? 'best') : null) : input.audio_format;
+    // A format goes with mode audio only (one given otherwise is refused below); null, or none kept, is the default.
+    const audioFormat = mode === 'audio' ? ((input.audio_format === undefined ? row.audioFormat : input.audio_format) ?? 'best') : null;
     const callbackUrl = input.callback_url === undefined ? row.callbackUrl : input.callback_url;
     this.request.checkTemplate({
       mode,
@@ -116,7 +116,7 @@ export class SubscriptionRequestCheck {
       ...(input.quality !== undefined ? { quality: String(input.quality) } : {}),
       ...(input.subtitles !== undefined ? { subtitles: input.subtitles } : {}),
       mode,
-      audioFormat: mode === 'audio' ? (audioFormat ?? 'best') : null,
+      audioFormat,
       callbackUrl,
     };
   }
