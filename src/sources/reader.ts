@@ -52,6 +52,12 @@ export type FetchedMedia = FetchedFile & {
   title: string | null;
   /** The subtitle tracks the source offers beside the media, whether asked for or not. */
   subtitles?: SubtitleOffer[];
+  /**
+   * Set by whatever already cut the media to the download's clip (a reader that fetched only the
+   * clip's part, or the cut after a whole fetch): the time in the source at which what was kept
+   * starts (its first keyframe), so that side-loaded subtitles can be moved by as much.
+   */
+  keptFromSeconds?: number;
 };
 
 /** The first answer to a URL, its first bytes read to tell what it is, and the body still whole. */
