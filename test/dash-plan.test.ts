@@ -105,6 +105,26 @@ describe('planDash on manifests ffmpeg wrote or that point at its files', () => 
     expect(await decodedFrames(trackOf(tracks, 'video'))).toEqual(await frameHashes(fixtures.multi.videoSources[height] ?? ''));
   });
 
+  test.each<DashFixtureName>(['number', 'time', 'list', 'list-ranges'])(
+    'when the %s fixture is planned, then every segment carries its duration, a second each for the video, four in all for each track',
+    async (name) => {
+      const { tracks } = await planFixture(name);
+      for (const second of trackOf(tracks, 'video').segments.slice(0, -1)) expect(second.durationSeconds).toBeCloseTo(1, 2);
+      for (const track of tracks) expect(track.segments.reduce((sum, segment) => sum + segment.durationSeconds!, 0)).toBeCloseTo(4, 1);
+    },
+  );
+
+  test.each([
+    ['a negative duration', (text: string) => text.replace('d="12800"', 'd="-12800"')],
+    ['a timescale of zero', (text: string) => text.replace('timescale="12800"', 'timescale="0"')],
+    ['a duration of a thousand years', (text: string) => text.replace('d="12800"', `d="${12800 * 86_400 * 365_000}"`)],
+  ])('when a SegmentTimeline gives %s, then its segments carry no duration (a clip fetches them whole)', async (_case, edit) => {
+    const { tracks } = await planFixture('time', 'best', edit);
+    const video = trackOf(tracks, 'video');
+    expect(video.segments.length).toBeGreaterThan(0);
+    for (const segment of video.segments) expect(segment.durationSeconds).toBeUndefined();
+  });
+
   test('when the SegmentTemplate has startNumber 3, then the segments are numbered from 3', async () => {
     const { tracks } = await planFixture('number', 'best', (text) => text.replaceAll('startNumber="1"', 'startNumber="3"'));
     // ffmpeg names its segments .mp4 or .m4s depending on its version; the manifest says which.
@@ -116,7 +136,8 @@ describe('planDash on manifests ffmpeg wrote or that point at its files', () => 
 
   test('when a SegmentBase has no indexRange, then the whole file is the one segment and its init range is not fetched twice', async () => {
     const { tracks } = await planFixture('base', 'best', (text) => text.replace(/ indexRange="[^"]*"/g, ''));
-    expect(trackOf(tracks, 'video')).toEqual({ kind: 'video', segments: [{ url: `${server.origin}/base/media/video.mp4` }] });
+    // Its one segment lasts what the MPD says the whole presentation does.
+    expect(trackOf(tracks, 'video')).toEqual({ kind: 'video', segments: [{ url: `${server.origin}/base/media/video.mp4`, durationSeconds: 4 }] });
   });
 
   test('when the MPD is dynamic, then it is refused as an unsupported live source', async () => {

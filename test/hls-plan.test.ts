@@ -38,6 +38,11 @@ function writtenSegments(dir: string, pattern: RegExp): string[] {
     .map(({ name }) => name);
 }
 
+/** A planned segment at `url`, with the duration its EXTINF gave it. */
+function timed(url: string): Segment {
+  return { url, durationSeconds: expect.any(Number) as number };
+}
+
 function serve(name: HlsFixtureName, routePrefix: string): string {
   return serveHlsFixture(server, fixtures[name], routePrefix);
 }
@@ -74,7 +79,7 @@ describe('HLS media playlists', () => {
     const url = serve('ts', '/ts');
     const names = writtenSegments(fixtures.ts.dir, /^seg(\d+)\.ts$/);
     expect(names).toHaveLength(4);
-    expect(await plan(url)).toEqual({ tracks: [{ kind: 'muxed', segments: names.map((name) => ({ url: server.url(`/ts/${name}`) })) }] });
+    expect(await plan(url)).toEqual({ tracks: [{ kind: 'muxed', segments: names.map((name) => timed(server.url(`/ts/${name}`))) }] });
   });
 
   test('when a single-file playlist is planned, then its byte ranges cover the file exactly, in order and without gaps', async () => {
@@ -106,7 +111,14 @@ describe('HLS media playlists', () => {
     const names = writtenSegments(fixtures.fmp4.dir, /^seg(\d+)\.m4s$/);
     const [track] = (await plan(url)).tracks;
     expect(track!.init).toEqual({ url: server.url('/fmp4/init.mp4') });
-    expect(track!.segments).toEqual(names.map((name) => ({ url: server.url(`/fmp4/${name}`) })));
+    expect(track!.segments).toEqual(names.map((name) => timed(server.url(`/fmp4/${name}`))));
+  });
+
+  test('when EXTINF durations are not believable (not a number, negative, zero, a year), then only the believable ones are kept', async () => {
+    const durations = ['2.5', 'abc', '-3', '0', String(365 * 86_400), '1.25'];
+    const text = ['#EXTM3U', '#EXT-X-TARGETDURATION:3', ...durations.flatMap((duration, i) => [`#EXTINF:${duration},`, `s${i}.ts`]), '#EXT-X-ENDLIST', ''];
+    const [track] = (await planText(server.url('/durations/index.m3u8'), text.join('\n'))).tracks;
+    expect(track!.segments.map((segment) => segment.durationSeconds)).toEqual([2.5, undefined, undefined, undefined, undefined, 1.25]);
   });
 
   test('when an EXT-X-KEY comes before the EXT-X-MAP, then the init section is under that key, and when it comes after, it is not', async () => {
@@ -215,7 +227,7 @@ describe('HLS master playlists', () => {
   test('when the variant has a separate audio group, then the video and the DEFAULT=YES audio rendition are two tracks', async () => {
     const url = serve('audio-rendition', '/audio');
     const { dir } = fixtures['audio-rendition'];
-    const urls = (sub: string) => writtenSegments(path.join(dir, sub), /^seg(\d+)\.ts$/).map((name) => ({ url: server.url(`/audio/${sub}/${name}`) }));
+    const urls = (sub: string) => writtenSegments(path.join(dir, sub), /^seg(\d+)\.ts$/).map((name) => timed(server.url(`/audio/${sub}/${name}`)));
     expect(await plan(url)).toEqual({
       tracks: [
         { kind: 'video', segments: urls('video') },

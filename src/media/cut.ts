@@ -32,7 +32,7 @@ export type CutInput = {
 };
 
 /** Seconds as ffmpeg reads a time: plain decimal, never an exponent. */
-function seconds(value: number): string {
+export function seconds(value: number): string {
   return value.toFixed(6);
 }
 

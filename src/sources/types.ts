@@ -46,7 +46,8 @@ export type ByteRange = { offset: number; length: number };
 /** AES-128 (CBC, PKCS#7) as HLS's EXT-X-KEY describes it; `iv` is 16 bytes in hex (a plan crosses threads as plain data). */
 export type SegmentKey = { method: 'AES-128'; uri: string; iv: string };
 
-export type Segment = { url: string; byteRange?: ByteRange; key?: SegmentKey };
+/** `durationSeconds`: how long the manifest says it plays, when it says so believably (segment-seconds.ts). */
+export type Segment = { url: string; byteRange?: ByteRange; key?: SegmentKey; durationSeconds?: number };
 
 /** One elementary stream (video, audio, or both muxed): its init section, then its segments in order. */
 export type Track = {

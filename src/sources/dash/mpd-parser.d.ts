@@ -10,6 +10,8 @@ declare module 'mpd-parser' {
     uri: string;
     resolvedUri: string;
     byterange?: ParsedByteRange;
+    /** In seconds, from @duration or the SegmentTimeline over the timescale; whatever the MPD makes of it (NaN, negative). */
+    duration?: number;
     /** The initialization segment. */
     map?: { uri: string; resolvedUri: string; byterange?: ParsedByteRange };
   };

@@ -1,5 +1,6 @@
 import type { ParsedByteRange, ParsedPlaylist, ParsedSegment } from 'mpd-parser';
 import { DownloadError } from '../../core/errors.ts';
+import { segmentSeconds } from '../segment-seconds.ts';
 import type { ByteRange, Segment, Track } from '../types.ts';
 
 // From one Representation as mpd-parser resolved it to a Track. Two cases come back without
@@ -22,6 +23,12 @@ function initOf(segment: ParsedSegment): Segment | undefined {
   return map && (map.uri || map.byterange) ? toSegment(map) : undefined;
 }
 
+/** A media segment, with the duration a clip chooses segments by when the MPD gives a believable one. */
+function toMediaSegment(segment: ParsedSegment): Segment {
+  const seconds = segmentSeconds(segment.duration);
+  return seconds === undefined ? toSegment(segment) : { ...toSegment(segment), durationSeconds: seconds };
+}
+
 const sameSegment = (a: Segment | undefined, b: Segment | undefined) => JSON.stringify(a) === JSON.stringify(b);
 
 export function toTrack(kind: Track['kind'], playlist: ParsedPlaylist, manifestUrl: string): Track {
@@ -42,7 +49,7 @@ export function toTrack(kind: Track['kind'], playlist: ParsedPlaylist, manifestU
   if (!parsed.every((segment) => sameSegment(initOf(segment), init))) {
     throw new DownloadError('unsupported_source', `DASH Representation "${id}" changes its initialization segment between Periods; that is not supported.`);
   }
-  const segments = parsed.map(toSegment);
+  const segments = parsed.map(toMediaSegment);
   // A SegmentBase without an index: its init range lies inside the file that is fetched whole anyway.
   const initInsideSegment = init && segments.some((segment) => segment.url === init.url && !segment.byteRange);
   return init && !initInsideSegment ? { kind, init, segments } : { kind, segments };

@@ -1,5 +1,6 @@
 import type { types } from 'hls-parser';
 import { DownloadError } from '../../core/errors.ts';
+import { segmentSeconds } from '../segment-seconds.ts';
 import type { ByteRange, Segment, Track } from '../types.ts';
 import { segmentKey } from './keys.ts';
 import { resolveUri } from './urls.ts';
@@ -22,6 +23,9 @@ function planSegment(segment: types.Segment, playlistUrl: string): Segment {
   if (byteRange) planned.byteRange = byteRange;
   const key = segmentKey(segment.key, segment.mediaSequenceNumber, playlistUrl);
   if (key) planned.key = key;
+  // EXTINF: what a clip's segments are chosen by.
+  const seconds = segmentSeconds(segment.duration);
+  if (seconds !== undefined) planned.durationSeconds = seconds;
   return planned;
 }
 

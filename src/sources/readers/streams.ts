@@ -26,9 +26,9 @@ export const dashReader: SourceReader = {
   },
 };
 
-/** Fetches the plan's tracks and merges them into one file. */
+/** Fetches the plan's tracks (with a clip, only the segments it needs) and merges them into one file. */
 export async function fetchStream(ctx: MediaContext, plan: MediaPlan, kind: SourceKind): Promise<FetchedMedia> {
   ctx.phaseEnded('resolve');
-  const fetched = await fetchPlan(ctx, plan, ctx.ffmpeg, { concurrency: ctx.segmentConcurrency });
+  const fetched = await fetchPlan(ctx, plan, ctx.ffmpeg, { concurrency: ctx.segmentConcurrency, clip: ctx.clip });
   return { ...fetched, title: null, source: kind, subtitles: plan.subtitles ?? [] };
 }

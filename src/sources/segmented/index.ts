@@ -1,11 +1,13 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
+import type { Clip } from '../../core/clip.ts';
 import { DownloadError } from '../../core/errors.ts';
 import { describe, type DescribedFile } from '../../media/describe.ts';
 import { remux } from '../../media/remux.ts';
 import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
 import type { FetchedFile, MediaPlan, SegmentStats, SourceContext, Track } from '../types.ts';
+import { clipPlan } from './clip-plan.ts';
 import { fetchPiece, type PieceDeps } from './fetch-piece.ts';
 import { Hedger } from './hedge.ts';
 import { KeyCache } from './keys.ts';
@@ -16,11 +18,13 @@ import { TrackFile } from './track-file.ts';
 // A planned stream (HLS or DASH, whatever the manifest said) becomes one file: a bounded pool
 // fetches the pieces, each track's into the track's file in play order, and ffmpeg copies the
 // tracks into one container. The pieces a track file records survive a crash, so a retry fetches
-// only what is missing.
+// only what is missing. A clip narrows the plan to the segments it needs, and the same ffmpeg run
+// that merges the tracks cuts them.
 
-export type FetchedStream = FetchedFile & DescribedFile & { segments: SegmentStats };
+/** `keptFromSeconds`: set when the stream was cut to a clip here (see FetchedMedia). */
+export type FetchedStream = FetchedFile & DescribedFile & { segments: SegmentStats; keptFromSeconds?: number };
 
-export type FetchPlanOptions = { concurrency?: number };
+export type FetchPlanOptions = { concurrency?: number; clip?: Clip | null };
 
 const SEGMENT_RETRIES = 3;
 const FIRST_RETRY_DELAY_MS = 250;
@@ -37,7 +41,8 @@ export async function fetchPlan(ctx: SourceContext, plan: MediaPlan, ffmpeg: str
 async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string, options: FetchPlanOptions): Promise<FetchedStream> {
   const dir = path.join(ctx.workDir, 'segments');
   await mkdir(dir, { recursive: true });
-  const tracks = layOut(plan, dir);
+  const clipped = options.clip ? clipPlan(plan, options.clip) : null;
+  const tracks = layOut(clipped?.plan ?? plan, dir);
   if (tracks.length === 0 || tracks.some((track) => track.pieces.length === 0))
     throw new DownloadError('unsupported_source', 'The stream has a track without segments.');
 
@@ -46,19 +51,31 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
   const segments = await fetchTracks(ctx, tracks, total, options.concurrency ?? 8);
 
   await ctx.processing();
+  const ordered = videoFirst(tracks.map((track, t) => ({ ...track, startSeconds: clipped?.cut.trackStartsSeconds[t] ?? 0 })));
+  const clip = clipped?.cut.clip;
   // remux holds its output to MAX_FILE_BYTES while ffmpeg writes it: a stream can come out larger than its segments.
   const output = await remux({
     ffmpeg,
-    inputs: videoFirst(tracks).map((track) => track.file),
+    inputs: ordered.map((track) => track.file),
     output: path.join(ctx.workDir, 'output'),
     maxBytes: ctx.maxFileBytes,
     signal: ctx.signal,
+    ...(clip && {
+      cut: {
+        seekSeconds: ordered.map((track) => Math.max(0, clip.startSeconds - track.startSeconds)),
+        lastsSeconds: clip.endSeconds === null ? null : clip.endSeconds - clip.startSeconds,
+      },
+    }),
   });
   await Promise.all(tracks.flatMap((track) => [track.file, TrackFile.recordOf(track.file)]).map((file) => rm(file, { force: true })));
   ctx.phaseEnded('remux');
   const described = await describe(output, ctx.signal);
   ctx.phaseEnded('probe');
-  return { ...described, declaredType: output.mime, segments };
+  // Where what was kept starts in the source, taken as the start of the first kept segment of the
+  // video (or muxed) track: segments start on keyframes, so that is its first frame unless the
+  // segment holds another keyframe before the clip's start, from which the cut then kept it.
+  const kept = clip ? { keptFromSeconds: ordered[0]!.startSeconds } : {};
+  return { ...described, declaredType: output.mime, segments, ...kept };
 }
 
 /** Fetches what the track files lack into them: the init sections first, then every segment. */
@@ -134,6 +151,6 @@ async function fetchAll(
 const KIND_ORDER: Record<Track['kind'], number> = { video: 0, muxed: 1, audio: 2 };
 
 /** remux takes the video from its first input and the audio from its last. */
-function videoFirst(tracks: TrackLayout[]): TrackLayout[] {
+function videoFirst<T extends Pick<TrackLayout, 'kind'>>(tracks: T[]): T[] {
   return [...tracks].sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind]);
 }
