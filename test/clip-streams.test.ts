@@ -7,7 +7,8 @@ import { useService } from './support/harness.ts';
 
 // A clip of an HLS or DASH stream fetches only the segments that overlap it, and the merge of its
 // tracks cuts them. The media: 20 s made by ffmpeg here, 10 fps with a keyframe every second, cut
-// into 2 s segments, so that the clip 8-12 s needs exactly the segments from 8 s to 12 s.
+// into 2 s segments, so that the clip 8-12 s needs exactly the segments from 8 s to 12 s, and a
+// clip from 9.5 s the same ones, kept from the keyframe at 9 s.
 
 const { app, source } = useService();
 let scratch: string;
@@ -104,17 +105,24 @@ describe('a clip of an HLS stream', () => {
 });
 
 describe('a clip of a DASH stream', () => {
-  test('when separate video and audio are clipped to 8-12 s, then two segments of each are fetched, and they start together from the frame at 8 s', async () => {
-    const done = await finished(served('/clip-dash', media.dash, 'manifest.mpd'), clip);
-    const file = await clipFile(done, 4);
-    // ffmpeg numbers each Representation's segments from 1: the fifth and sixth hold 8 s to 12 s.
-    const extension = path.extname(segmentsAsked('/clip-dash')[0] ?? '');
-    expect(segmentsAsked('/clip-dash')).toEqual([0, 1].flatMap((stream) => [5, 6].map((n) => `chunk-stream${stream}-0000${n}${extension}`)));
-    const streams = await streamsOf(file);
-    expect(streams.video.firstKey).toBe(true);
-    expect(Math.abs(streams.video.start - streams.audio.start)).toBeLessThan(0.1);
-    expect((await frameHashes(file))[0]).toBe((await frameHashes(media.whole))[8 * FPS]);
-  });
+  test.each([
+    [8, 12, 8, 4],
+    [9.5, 11.5, 9, 2.5],
+  ])(
+    'when separate video and audio are clipped to %p-%p s, then two segments of each are fetched, and they start together from the keyframe at %p s',
+    async (start, end, keyframe, lasts) => {
+      const prefix = `/clip-dash-${start}`;
+      const done = await finished(served(prefix, media.dash, 'manifest.mpd'), { start_seconds: start, end_seconds: end });
+      const file = await clipFile(done, lasts);
+      // ffmpeg numbers each Representation's segments from 1: the fifth and sixth hold 8 s to 12 s.
+      const extension = path.extname(segmentsAsked(prefix)[0] ?? '');
+      expect(segmentsAsked(prefix)).toEqual([0, 1].flatMap((stream) => [5, 6].map((n) => `chunk-stream${stream}-0000${n}${extension}`)));
+      const streams = await streamsOf(file);
+      expect(streams.video.firstKey).toBe(true);
+      expect(Math.abs(streams.video.start - streams.audio.start)).toBeLessThan(0.1);
+      expect((await frameHashes(file))[0]).toBe((await frameHashes(media.whole))[keyframe * FPS]);
+    },
+  );
 });
 
 describe('a clip past the end of a stream', () => {

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { DownloadError } from '../core/errors.ts';
-import type { Container } from './containers.ts';
 import { detectContainer } from './detect-container.ts';
 import { mp4IndexFault } from './mp4-index.ts';
 
@@ -18,22 +17,6 @@ export function fileUrl(file: string): string {
  * transfer ended early) as if it were whole, and only its playback would stop short.
  */
 export async function inputArgs(file: string, declaredType: string | null = null): Promise<string[]> {
-  return (await opened(file, declaredType)).args;
-}
-
-/**
- * `inputArgs` of an input read from `at` (ffmpeg's time) on: `-ss` before it starts it at its keyframe
- * at or before that time. ffmpeg 5.1's MP4 demuxer, once its probe has indexed fragments whose
- * segments carry a sidx per track (as ffmpeg's own HLS muxer writes them), seeks among them wrongly
- * and hands samples twice; probed no further than the moov, which holds all a stream copy needs, it
- * seeks by reading the fragments in order.
- */
-export async function seekingInputArgs(file: string, declaredType: string | null, at: string): Promise<string[]> {
-  const { container, args } = await opened(file, declaredType);
-  return ['-ss', at, ...(container.demuxer === 'mov' ? ['-probesize', '32'] : []), ...args];
-}
-
-async function opened(file: string, declaredType: string | null): Promise<{ container: Container; args: string[] }> {
   const container = await detectContainer(file, declaredType);
   if (!container) {
     throw new DownloadError(
@@ -50,5 +33,5 @@ async function opened(file: string, declaredType: string | null): Promise<{ cont
       );
     }
   }
-  return { container, args: ['-protocol_whitelist', 'file', '-f', container.demuxer, '-i', fileUrl(file)] };
+  return ['-protocol_whitelist', 'file', '-f', container.demuxer, '-i', fileUrl(file)];
 }

@@ -6,7 +6,7 @@ import type { MediaPlan, Track } from '../types.ts';
 // overlap [start, end), placed by the durations the manifest gave them. The result is just a
 // smaller plan, so fetching, retries and resumed track files work on it as on any other.
 
-/** What the merge of a clipped plan's tracks cuts: the clip, and where in the source each track's first kept segment starts. */
+/** What the cut of a clipped plan's merged tracks needs: the clip, and where in the source each track's first kept segment starts. */
 export type PlanCut = { clip: Clip; trackStartsSeconds: number[] };
 
 export type ClippedPlan = { plan: MediaPlan; cut: PlanCut };

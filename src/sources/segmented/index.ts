@@ -4,6 +4,8 @@ import pLimit from 'p-limit';
 import type { Clip } from '../../core/clip.ts';
 import { DownloadError } from '../../core/errors.ts';
 import { describe, type DescribedFile } from '../../media/describe.ts';
+import { cutClip } from '../../media/cut.ts';
+import type { RemuxedFile } from '../../media/output-file.ts';
 import { remux } from '../../media/remux.ts';
 import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
 import type { FetchedFile, MediaPlan, SegmentStats, SourceContext, Track } from '../types.ts';
@@ -18,8 +20,8 @@ import { TrackFile } from './track-file.ts';
 // A planned stream (HLS or DASH, whatever the manifest said) becomes one file: a bounded pool
 // fetches the pieces, each track's into the track's file in play order, and ffmpeg copies the
 // tracks into one container. The pieces a track file records survive a crash, so a retry fetches
-// only what is missing. A clip narrows the plan to the segments it needs, and the same ffmpeg run
-// that merges the tracks cuts them.
+// only what is missing. A clip narrows the plan to the segments it needs, and the merged file is
+// cut to it.
 
 /** `keptFromSeconds`: set when the stream was cut to a clip here (see FetchedMedia). */
 export type FetchedStream = FetchedFile & DescribedFile & { segments: SegmentStats; keptFromSeconds?: number };
@@ -52,30 +54,51 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
 
   await ctx.processing();
   const ordered = videoFirst(tracks.map((track, t) => ({ ...track, startSeconds: clipped?.cut.trackStartsSeconds[t] ?? 0 })));
-  const clip = clipped?.cut.clip;
+  // The merged file's clock starts where the earliest track starts in the source.
+  const origin = Math.min(...ordered.map((track) => track.startSeconds));
   // remux holds its output to MAX_FILE_BYTES while ffmpeg writes it: a stream can come out larger than its segments.
-  const output = await remux({
+  const merged = await remux({
     ffmpeg,
     inputs: ordered.map((track) => track.file),
     output: path.join(ctx.workDir, 'output'),
     maxBytes: ctx.maxFileBytes,
     signal: ctx.signal,
-    ...(clip && {
-      cut: {
-        seekSeconds: ordered.map((track) => Math.max(0, clip.startSeconds - track.startSeconds)),
-        lastsSeconds: clip.endSeconds === null ? null : clip.endSeconds - clip.startSeconds,
-      },
-    }),
+    offsetsSeconds: ordered.map((track) => track.startSeconds - origin),
   });
   await Promise.all(tracks.flatMap((track) => [track.file, TrackFile.recordOf(track.file)]).map((file) => rm(file, { force: true })));
+  const output = clipped ? await cutMerged(ctx, ffmpeg, merged, clipped.cut.clip, origin) : merged;
   ctx.phaseEnded('remux');
   const described = await describe(output, ctx.signal);
   ctx.phaseEnded('probe');
   // Where what was kept starts in the source, taken as the start of the first kept segment of the
   // video (or muxed) track: segments start on keyframes, so that is its first frame unless the
   // segment holds another keyframe before the clip's start, from which the cut then kept it.
-  const kept = clip ? { keptFromSeconds: ordered[0]!.startSeconds } : {};
+  const kept = clipped ? { keptFromSeconds: ordered[0]!.startSeconds } : {};
   return { ...described, declaredType: output.mime, segments, ...kept };
+}
+
+/**
+ * The merged tracks of a clip cut to it as a whole file is (media/cut.ts), on the merged file's
+ * clock, which starts at `origin` of the source's. The tracks are not cut as they are merged:
+ * ffmpeg seeks in MPEG-TS to a packet rather than to a keyframe, and a stream copy from there starts
+ * at the keyframe after the clip's start.
+ */
+async function cutMerged(ctx: SourceContext, ffmpeg: string, merged: RemuxedFile, clip: Clip, origin: number): Promise<RemuxedFile> {
+  const onMerged = (seconds: number) => Math.max(0, seconds - origin);
+  try {
+    return await cutClip({
+      ffmpeg,
+      input: merged.path,
+      output: path.join(ctx.workDir, 'clip'),
+      clip: { startSeconds: onMerged(clip.startSeconds), endSeconds: clip.endSeconds === null ? null : onMerged(clip.endSeconds) },
+      maxBytes: ctx.maxFileBytes,
+      signal: ctx.signal,
+      declaredType: merged.mime,
+      durationSeconds: merged.info.durationSeconds,
+    });
+  } finally {
+    await rm(merged.path, { force: true });
+  }
 }
 
 /** Fetches what the track files lack into them: the init sections first, then every segment. */
