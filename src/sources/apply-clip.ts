@@ -1,4 +1,5 @@
 import { cutClip } from '../media/cut.ts';
+import { keptStartSeconds } from '../media/kept-start.ts';
 import { remadeAs } from './apply-mode.ts';
 import type { FetchedMedia, MediaContext } from './reader.ts';
 
@@ -9,15 +10,14 @@ import type { FetchedMedia, MediaContext } from './reader.ts';
  */
 export async function cutToClip(ctx: MediaContext, media: FetchedMedia): Promise<FetchedMedia> {
   if (!ctx.clip || media.keptFromSeconds !== undefined) return media;
+  const source = { ffmpeg: ctx.ffmpeg, input: media.path, signal: ctx.signal, declaredType: media.mime };
   const file = await cutClip({
-    ffmpeg: ctx.ffmpeg,
-    input: media.path,
+    ...source,
     output: `${media.path}.clip`,
     clip: ctx.clip,
     maxBytes: ctx.maxFileBytes,
-    signal: ctx.signal,
-    declaredType: media.mime,
     durationSeconds: media.durationSeconds,
   });
-  return remadeAs(ctx, media, file);
+  const keptFromSeconds = await keptStartSeconds({ ...source, startSeconds: ctx.clip.startSeconds });
+  return { ...(await remadeAs(ctx, media, file)), keptFromSeconds };
 }

@@ -49,3 +49,8 @@ export async function frameHashes(file: string, kind: 'v' | 'a' = 'v'): Promise<
     .filter((line) => line.trim() && !line.startsWith('#'))
     .map((line) => line.split(',').at(-1)!.trim());
 }
+
+/** Subtitle stream `index` of a file, as WebVTT text. */
+export async function subtitleText(file: string, index: number, options: { ffmpeg?: string } = {}): Promise<string> {
+  return (await runFfmpeg(['-i', file, '-map', `0:s:${index}`, '-f', 'webvtt', '-'], options)).toString('utf8');
+}
