@@ -148,8 +148,8 @@ test('when Cancel is pressed on a slow download, then it ends cancelled on the p
 
 test('when the clip fields are filled and Download pressed, then the download has that clip, its card says so, and the saved file lasts about what was asked', async () => {
   const page = await openPage(app);
-  await page.getByLabel('from').fill('0:02');
-  await page.getByLabel('to').fill('4.5');
+  await page.getByLabel('from', { exact: true }).fill('0:02');
+  await page.getByLabel('to', { exact: true }).fill('4.5');
   const id = await submit(page, source.file('/page-clip.mp4', mediaPath('keyframes.mp4')));
   const item = card(page, id);
   await waitFor('completed', async () => (await item.getAttribute('data-status')) === 'completed', 30_000);
@@ -175,8 +175,8 @@ test.each([
   page.on('request', (request) => {
     if (request.method() === 'POST') posts.push(request.url());
   });
-  await page.getByLabel('from').fill(start);
-  await page.getByLabel('to').fill(end);
+  await page.getByLabel('from', { exact: true }).fill(start);
+  await page.getByLabel('to', { exact: true }).fill(end);
   await page.fill('#url', source.file('/page-bad-clip.mp4', mediaPath('keyframes.mp4')));
   await page.getByRole('button', { name: 'Download' }).click();
   const error = page.locator('#form-error');

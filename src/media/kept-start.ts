@@ -6,7 +6,8 @@ import { inputArgs } from './input.ts';
 // Where in the source a cut made by cutClip starts. Its `-ss` lands on the keyframe at or before
 // the clip's start, and `-avoid_negative_ts make_zero` moves every stream by the earliest decode
 // time written: so the cut's 0 is the least first-packet dts of its video and audio after the same
-// seek. One packet of each, copied with the source's own times into framecrc, says it exactly.
+// seek. One packet of each (`V`: not a cover picture), copied with the source's own times into
+// framecrc, says it exactly.
 
 // framecrc's lines: `#tb <stream>: <num>/<den>`, then `<stream>, <dts>, <pts>, <duration>, <size>, <crc>`.
 const TIME_BASE = /^#tb (\d{1,3}): (\d{1,10})\/(\d{1,10})$/;
@@ -27,7 +28,7 @@ export async function keptStartSeconds(input: KeptStartInput): Promise<number> {
   const args = [
     ...['-loglevel', 'error', '-ss', input.startSeconds.toFixed(6)],
     ...opened,
-    ...['-map', '0:v:0?', '-map', '0:a:0?', '-c', 'copy', '-frames:v', '1', '-frames:a', '1'],
+    ...['-map', '0:V:0?', '-map', '0:a:0?', '-c', 'copy', '-frames:v', '1', '-frames:a', '1'],
     // framecrc goes to stderr, which runFfmpeg reads (and bounds); with `-loglevel error` nothing else does on success.
     ...['-copyts', '-start_at_zero', '-f', 'framecrc', 'pipe:2'],
   ];
