@@ -561,6 +561,8 @@ export interface components {
             mode?: components["schemas"]["Mode"];
             audio_format?: components["schemas"]["AudioFormat"];
             subtitles?: components["schemas"]["SubtitleLanguages"];
+            /** @description The clip every download its checks make is cut to; none when left out or null. */
+            clip?: null | components["schemas"]["Clip"];
             /**
              * Format: uri
              * @description Receives `subscription.checked` (see `webhooks.subscriptionChecked`) when a check found
@@ -581,6 +583,8 @@ export interface components {
             mode?: components["schemas"]["Mode"];
             audio_format?: null | components["schemas"]["AudioFormat"];
             subtitles?: components["schemas"]["SubtitleLanguages"];
+            /** @description The clip every later download is cut to; null for none. */
+            clip?: null | components["schemas"]["Clip"];
             /** Format: uri */
             callback_url?: string | null;
         };
@@ -632,6 +636,8 @@ export interface components {
             mode: components["schemas"]["Mode"];
             audio_format: null | components["schemas"]["AudioFormat"];
             subtitles: components["schemas"]["SubtitleLanguages"];
+            /** @description The clip every download is cut to; null for none. */
+            clip: null | components["schemas"]["Clip"];
             callback_url: string | null;
         };
         SubscriptionPage: {

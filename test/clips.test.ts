@@ -5,7 +5,7 @@ import { DownloadError } from '../src/core/errors.ts';
 import { cutClip } from '../src/media/cut.ts';
 import { bodyJson, savedFile, type Download } from './support/api.ts';
 import { childrenOf, createCollection, type Collection } from './support/collections.ts';
-import { frameHashes, resolveFfmpeg, runFfmpeg, streamsOf } from './support/ffmpeg.ts';
+import { frameHashes, resolveFfmpeg, runFfmpeg, streamsOf, subtitleText } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 
 // `clip` through the API, on media ffmpeg makes here with a keyframe every second (10 fps, -g 10),
@@ -135,6 +135,35 @@ describe('a clip of each kind of source', () => {
     const done = await finished({ url: source.file('/clips/past-end.mp4', media.fast), clip: { start_seconds: 20 } });
     expect(done).toMatchObject({ status: 'failed', attempts: 1, file: null, error: { code: 'clip_out_of_range', retryable: false } });
     expect(done.clip).toEqual({ start_seconds: 20, end_seconds: null });
+  });
+});
+
+/** The cues of a WebVTT text: each one's start and end in seconds, and its text. */
+function cuesOf(vtt: string): Array<{ start: number; end: number; text: string }> {
+  const seconds = (stamp: string) => stamp.split(':').reduce((total, part) => total * 60 + Number(part), 0);
+  return [...vtt.matchAll(/^([\d:.]+) --> ([\d:.]+)\n(.+)$/gm)].map(([, start, end, text]) => ({ start: seconds(start!), end: seconds(end!), text: text! }));
+}
+
+describe('side-loaded subtitles of a clip', () => {
+  test("when a page's video with a WebVTT track is clipped, then each cue moves back by the keyframe the cut starts at, and cues outside what was kept are left out", async () => {
+    const vtt = [
+      'WEBVTT',
+      '00:00:02.000 --> 00:00:02.500\nbefore the cut',
+      '00:00:02.800 --> 00:00:03.400\nacross the keyframe',
+      '00:00:04.000 --> 00:00:04.500\nin the clip',
+      '00:00:07.000 --> 00:00:07.500\nafter the clip',
+    ].join('\n\n');
+    source.content('/clip-subs/en.vtt', `${vtt}\n`, { contentType: 'text/vtt' });
+    const html = `<!doctype html><html><body><video src="${source.file('/clip-subs/clip.mp4', media.fast)}"><track srclang="en" src="en.vtt"></video></body></html>`;
+    const done = await completed({ url: source.content('/clip-subs/watch.html', html), clip: { start_seconds: 3.5, end_seconds: 5.5 }, subtitles: ['en'] });
+    expect(done.file!.subtitles).toEqual([{ language: 'eng', label: null }]);
+    const cues = cuesOf(await subtitleText(await fileOf(done), 0));
+    // The cut starts at the keyframe at 3 s: a cue at 4 s in the source is at 1 s in the clip.
+    expect(cues.map((cue) => cue.text)).toEqual(['across the keyframe', 'in the clip']);
+    expect(cues[0]!.start).toBeCloseTo(0, 1);
+    expect(cues[0]!.end).toBeCloseTo(0.4, 1);
+    expect(cues[1]!.start).toBeCloseTo(1, 1);
+    expect(cues[1]!.end).toBeCloseTo(1.5, 1);
   });
 });
 

@@ -12,7 +12,7 @@ import { muteVideo } from '../src/media/mute.ts';
 import { probe } from '../src/media/probe.ts';
 import { remux } from '../src/media/remux.ts';
 import { embedSubtitles, MAX_SUBTITLE_BYTES, subtitleFileProblem } from '../src/media/subtitles.ts';
-import { bundledFfmpeg, resolveFfmpeg, runFfmpeg } from './support/ffmpeg.ts';
+import { bundledFfmpeg, resolveFfmpeg, runFfmpeg, subtitleText } from './support/ffmpeg.ts';
 
 // The ffmpeg side of a download's `mode`, `audio_format` and `subtitles`, run against media that
 // the system ffmpeg makes here, with both the ffmpeg the service prefers and the bundled 2018 one.
@@ -88,11 +88,6 @@ async function packetHashes(file: string, stream: string): Promise<string[]> {
 /** What `ffmpeg -i` prints about a file, to be read here without the service's parser. */
 async function ffmpegReport(file: string): Promise<string> {
   return (await runServiceFfmpeg(systemFfmpeg, ['-i', file], { timeLimitMs: 60_000 })).stderr;
-}
-
-/** The subtitle stream `index` of a file, as WebVTT text. */
-async function subtitleText(file: string, index: number): Promise<string> {
-  return (await runFfmpeg(['-i', file, '-map', `0:s:${index}`, '-f', 'webvtt', '-'], { ffmpeg: systemFfmpeg })).toString('utf8');
 }
 
 async function workDir(name: string): Promise<string> {
@@ -314,9 +309,9 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
       expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual(codecs);
       // What the download reports of the file comes from ffmpeg's own report as it wrote it.
       expect(result.info.codecs).toEqual(codecs);
-      expect(await subtitleText(result.path, 0)).toMatch(/00:00\.000 --> 00:01\.000\nHello world\n[\s\S]*Second cue/);
-      expect(await subtitleText(result.path, 1)).toContain('Hallo Welt');
-      expect(await subtitleText(result.path, 2)).toContain('Olá mundo');
+      expect(await subtitleText(result.path, 0, { ffmpeg: systemFfmpeg })).toMatch(/00:00\.000 --> 00:01\.000\nHello world\n[\s\S]*Second cue/);
+      expect(await subtitleText(result.path, 1, { ffmpeg: systemFfmpeg })).toContain('Hallo Welt');
+      expect(await subtitleText(result.path, 2, { ffmpeg: systemFfmpeg })).toContain('Olá mundo');
       expect(await packetHashes(result.path, 'v:0')).toEqual(await packetHashes(media('h264-aac.mp4'), 'v:0'));
       expect(await packetHashes(result.path, 'a:0')).toEqual(await packetHashes(media('h264-aac.mp4'), 'a:0'));
     });
@@ -333,7 +328,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
       const codecs = { audioCodec: 'vorbis', videoCodec: 'vp8', subtitles: [{ language: 'deu', label: 'Deutsch' }] };
       expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs).toEqual(codecs);
       expect(result.info.codecs).toEqual(codecs);
-      expect(await subtitleText(result.path, 0)).toContain('Hallo Welt');
+      expect(await subtitleText(result.path, 0, { ffmpeg: systemFfmpeg })).toContain('Hallo Welt');
       expect(await packetHashes(result.path, 'v:0')).toEqual(await packetHashes(media('vp8-vorbis.webm'), 'v:0'));
     });
 
@@ -377,7 +372,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
       ]);
       expect(result.subtitles).toEqual([{ file: good, language: 'eng', label: null }]);
       expect((await probe({ ffmpeg: systemFfmpeg, file: result.path })).codecs.subtitles).toEqual([{ language: 'eng', label: null }]);
-      expect(await subtitleText(result.path, 0)).toContain('Hello world');
+      expect(await subtitleText(result.path, 0, { ffmpeg: systemFfmpeg })).toContain('Hello world');
       expect((await readdir(work)).sort()).toEqual(['backwards.vtt', 'huge.vtt', 'latin1.vtt', 'long.vtt', 'out.mp4', 'playlist', 'ttml']);
     });
 
@@ -395,7 +390,7 @@ describe.each(FFMPEGS)('with %s', (_name, which) => {
         signal,
       });
 
-      const text = await subtitleText(result.path, 0);
+      const text = await subtitleText(result.path, 0, { ffmpeg: systemFfmpeg });
       expect(text).toContain('early');
       expect(text).not.toContain('late');
       const info = await probe({ ffmpeg: systemFfmpeg, file: result.path });

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bodyJson, savedFile, type Download } from './support/api.ts';
-import { runFfmpeg } from './support/ffmpeg.ts';
+import { runFfmpeg, subtitleText } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 import { dashFixtures, serveDashFixture, type DashFixture } from './support/streams/dash-fixtures.ts';
@@ -137,10 +137,6 @@ describe('subtitles', () => {
   }
 
   /** The text of the file's subtitle stream `index`, as WebVTT. */
-  async function subtitleText(file: string, index: number): Promise<string> {
-    return (await runFfmpeg(['-i', file, '-map', `0:s:${index}`, '-f', 'webvtt', '-'])).toString('utf8');
-  }
-
   test('when English subtitles are asked for from an HLS master, then its English track is embedded whole with its language, and the German one is not fetched', async () => {
     const url = masterWithSubtitles('/subs-en');
     const done = await download({ url, subtitles: ['en'] });

@@ -3,9 +3,11 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createClient, ProblemError, type Download, type VideoDownloadClient } from '../src/client/index.ts';
+import { probe } from '../src/media/probe.ts';
 import { startTestService } from './support/api.ts';
 import { startCuttingProxy, type CutOptions, type CuttingProxy } from './support/cutting-proxy.ts';
 import { openEventStream } from './support/event-stream.ts';
+import { resolveFfmpeg } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
 
@@ -52,6 +54,21 @@ test('when a download is created and watched, then its states arrive in order an
   expect((await vds.create({ url: created.url }, { idempotencyKey: 'sdk-watch-1' })).id).toBe(created.id);
   const page = await vds.list({ status: ['completed'], limit: 100 });
   expect(page.items.map((item) => item.id)).toContain(created.id);
+});
+
+test('when a clip is asked for through the SDK, then the download echoes it, and its file and what save writes last about that long', async () => {
+  // Straight to the service: the shared proxy's one cut and its record of requests are the next test's.
+  const direct = createClient({ baseUrl: app.service.url });
+  const clip = { start_seconds: 3, end_seconds: 5.5 };
+  const created = await direct.create({ url: source.file('/sdk-clip.mp4', mediaPath('keyframes.mp4')), clip });
+  expect(created.clip).toEqual(clip);
+  const done = await direct.wait(created.id);
+  expect(done.clip).toEqual(clip);
+  // A keyframe every second: the cut starts at 3 s itself, and keeps the 2.5 s asked for.
+  expect(done.file!.duration_seconds).toBeGreaterThanOrEqual(2.5);
+  expect(done.file!.duration_seconds).toBeLessThan(2.7);
+  const saved = await direct.save(created.id, path.join(work, 'clip.mp4'));
+  expect((await probe({ ffmpeg: await resolveFfmpeg(), file: saved.path })).durationSeconds).toBeCloseTo(done.file!.duration_seconds!, 1);
 });
 
 test('when the file connection is cut half-way, then save resumes with Range and the saved file is the source, byte for byte', async () => {

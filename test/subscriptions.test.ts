@@ -167,6 +167,39 @@ describe('new entries', () => {
   });
 });
 
+describe('a clip in the template', () => {
+  test("when a subscription has a clip, then its options show it, each check's downloads are cut to it, and a PATCH changes or removes it", async () => {
+    const clip = { start_seconds: 1, end_seconds: 2 };
+    const feed = feedOn(source, 'clipped', ['c1']);
+    const subscription = await subscribe({ url: feed.url, interval_seconds: 1, backfill: 1, clip });
+    expect(subscription.options.clip).toEqual(clip);
+    const collection = await onlyCollection(subscription.id);
+    expect(collection.options.clip).toEqual(clip);
+    const [child] = await childrenOf(app.http, collection.id);
+    expect(child!.clip).toEqual(clip);
+    // The feed's 3-second media has one keyframe, at 0: what is kept runs from there to 2 s.
+    expect(child!.file!.duration_seconds).toBeGreaterThanOrEqual(2);
+    expect(child!.file!.duration_seconds).toBeLessThan(2.2);
+
+    const changed = await patchSubscription(app.http, subscription.id, { clip: { start_seconds: 0.5 } });
+    expect((changed.body as Subscription).options.clip).toEqual({ start_seconds: 0.5, end_seconds: null });
+    const removed = await patchSubscription(app.http, subscription.id, { clip: null });
+    expect((removed.body as Subscription).options.clip).toBeNull();
+    const backwards = await patchSubscription(app.http, subscription.id, { clip: { start_seconds: 3, end_seconds: 2 } });
+    expect(backwards.status).toBe(400);
+    expect((await getSubscription(app.http, subscription.id)).options.clip).toBeNull();
+  });
+
+  test('when a subscription is made with a clip that ends before it starts, then 400 naming the clip, and nothing is made; a null clip is none', async () => {
+    const feed = feedOn(source, 'backwards-clip');
+    const res = await createSubscription(app.http, { url: feed.url, clip: { start_seconds: 5, end_seconds: 4 } });
+    expect(res.status).toBe(400);
+    expect((res.body as { errors: { field: string }[] }).errors.map((error) => error.field)).toEqual(['/body/clip']);
+    expect(feed.requests).toEqual([]);
+    expect((await subscribe({ url: feed.url, clip: null })).options.clip).toBeNull();
+  });
+});
+
 describe('a failing source', () => {
   test('when the feed answers 500, then the subscription is failing with source_http_error; when it answers again, then it is active and what appeared meanwhile is downloaded once', async () => {
     const feed = feedOn(source, 'flaky', ['ok-1']);

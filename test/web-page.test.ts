@@ -2,10 +2,12 @@ import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { probe } from '../src/media/probe.ts';
 import { startTestService, type Download, type TestService } from './support/api.ts';
 import { launchBrowser } from './support/browser.ts';
 import { childrenOf } from './support/collections.ts';
 import { useService } from './support/harness.ts';
+import { resolveFfmpeg } from './support/ffmpeg.ts';
 import { mediaPath } from './support/media.ts';
 import { waitFor } from './support/waiting.ts';
 
@@ -141,6 +143,47 @@ test('when Cancel is pressed on a slow download, then it ends cancelled on the p
   await expect(item.getByRole('button', { name: 'Cancel' }).isHidden()).resolves.toBe(true);
   expect(((await app.http.getDownload(id)).body as Download).status).toBe('cancelled');
   await page.screenshot({ path: `${artifacts}narrow-cancelled.png`, fullPage: true });
+  await page.context().close();
+});
+
+test('when the clip fields are filled and Download pressed, then the download has that clip, its card says so, and the saved file lasts about what was asked', async () => {
+  const page = await openPage(app);
+  await page.getByLabel('from', { exact: true }).fill('0:02');
+  await page.getByLabel('to', { exact: true }).fill('4.5');
+  const id = await submit(page, source.file('/page-clip.mp4', mediaPath('keyframes.mp4')));
+  const item = card(page, id);
+  await waitFor('completed', async () => (await item.getAttribute('data-status')) === 'completed', 30_000);
+  expect(((await app.http.getDownload(id)).body as Download).clip).toEqual({ start_seconds: 2, end_seconds: 4.5 });
+  await expect(item.locator('.source').innerText()).resolves.toContain('clip from 0:02 to 0:04.5');
+  // The fields go with the link they were for.
+  await expect(page.inputValue('#clip-start')).resolves.toBe('');
+  const [saved] = await Promise.all([page.waitForEvent('download'), item.getByRole('link', { name: 'Save the file' }).click()]);
+  // Cut at the keyframe at 2 s (one a second): 2.5 s asked for, and no more than the lead-in of the keyframe on top.
+  const { durationSeconds } = await probe({ ffmpeg: await resolveFfmpeg(), file: await saved.path() });
+  expect(durationSeconds).toBeGreaterThanOrEqual(2.5);
+  expect(durationSeconds).toBeLessThan(2.7);
+  await page.screenshot({ path: `${artifacts}clip.png` });
+  await page.context().close();
+});
+
+test.each([
+  ['a time that is none', '1:75', '', '"1:75" is not a time'],
+  ['a start after the end', '2:00', '1:30', 'The clip must start before it ends.'],
+])('when the clip has %s, then the page says so under the form and posts nothing', async (_case, start, end, message) => {
+  const page = await openPage(app);
+  const posts: string[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST') posts.push(request.url());
+  });
+  await page.getByLabel('from', { exact: true }).fill(start);
+  await page.getByLabel('to', { exact: true }).fill(end);
+  await page.fill('#url', source.file('/page-bad-clip.mp4', mediaPath('keyframes.mp4')));
+  await page.getByRole('button', { name: 'Download' }).click();
+  const error = page.locator('#form-error');
+  await error.waitFor();
+  await expect(error.innerText()).resolves.toContain(message);
+  expect(posts).toEqual([]);
+  await expect(page.inputValue('#url')).resolves.not.toBe('');
   await page.context().close();
 });
 

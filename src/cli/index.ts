@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { isNetworkError, MAX_INTERVAL_SECONDS, parseDuration, ProblemError, problemSentence } from '../client/index.ts';
-import { parseClip, type ClipOption } from './clip.ts';
+import { isNetworkError, MAX_INTERVAL_SECONDS, parseClip, parseDuration, ProblemError, problemSentence, type Clip } from '../client/index.ts';
 import { ANSWER_TIMEOUT_MS, cancel, entries, get, Interrupted, list, SomeMissing, status, type Connection, type Terminal } from './commands.ts';
 import { subscribe, subscriptions, unsubscribe } from './subscriptions.ts';
 
@@ -36,7 +35,7 @@ function languages(value: string): string[] {
   return tags;
 }
 
-function clip(value: string): ClipOption {
+function clip(value: string): Clip {
   const parsed = parseClip(value);
   if (!parsed) throw new InvalidArgumentError('Use start-end such as 1:30-2:00 (or 90-120), or start- for the rest of the video; the start before the end.');
   return parsed;

@@ -1,4 +1,5 @@
 // The SDK of the video download service: `import { createClient } from 'video-download-service/client'`.
+export { clipOfFields, describeClip, formatTime, parseClip, parseTime } from './clip.ts';
 export { createClient, type ClientOptions, type CollectionClient, type SaveOptions, type VideoDownloadClient, type WaitOptions } from './client.ts';
 export { describeSource, formatBytes, formatDuration, problemSentence } from './describe.ts';
 export { formatInterval, formatRelative, MAX_INTERVAL_SECONDS, parseDuration } from './duration.ts';
@@ -7,6 +8,7 @@ export type { SavedFile, SaveProgress } from './save.ts';
 export type { SubscriptionCheck, SubscriptionClient } from './subscriptions.ts';
 export { FINAL_COLLECTION_STATUSES, FINAL_STATUSES, isCollectionFinal, isFinal } from './types.ts';
 export type {
+  Clip,
   Collection,
   CollectionCounts,
   CollectionListQuery,

@@ -10,6 +10,7 @@ export type DownloadPage = Schemas['DownloadPage'];
 export type DownloadErrorInfo = Schemas['DownloadError'];
 export type ErrorCode = Schemas['ErrorCode'];
 export type Problem = Schemas['Problem'];
+export type Clip = Schemas['Clip'];
 export type CreateDownload = NonNullable<paths['/downloads']['post']['requestBody']>['content']['application/json'];
 export type ListQuery = NonNullable<paths['/downloads']['get']['parameters']['query']>;
 

@@ -5,15 +5,18 @@ import type { CollectionRow, Counts } from './repository.ts';
 
 export type Collection = components['schemas']['Collection'];
 
-type Template = Pick<Collection['options'], 'quality' | 'mode' | 'audio_format' | 'subtitles' | 'callback_url'>;
+type Template = Pick<Collection['options'], 'quality' | 'mode' | 'audio_format' | 'subtitles' | 'clip' | 'callback_url'>;
 
 /** The template of the downloads a collection (or a subscription's checks) makes, as the API shows it. */
-export function presentTemplate(row: Pick<CollectionRow, 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'callbackUrl'>): Template {
+export function presentTemplate(
+  row: Pick<CollectionRow, 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'clipStartSeconds' | 'clipEndSeconds' | 'callbackUrl'>,
+): Template {
   return {
     quality: parseQuality(row.quality),
     mode: row.mode as Template['mode'],
     audio_format: row.audioFormat as Template['audio_format'],
     subtitles: row.subtitles,
+    clip: presentClip(row),
     callback_url: row.callbackUrl,
   };
 }
@@ -32,7 +35,6 @@ export function presentCollection(row: CollectionRow, counts: Counts): Collectio
     truncated: row.truncated,
     options: {
       ...presentTemplate(row),
-      clip: presentClip(row),
       limit: row.entryLimit,
       entries: row.entryPicks.length ? row.entryPicks : null,
     },

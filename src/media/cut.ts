@@ -5,6 +5,7 @@ import { containerOfDeclared } from './containers.ts';
 import { detectContainer } from './detect-container.ts';
 import { failureLine, timeLimitMs } from './ffmpeg.ts';
 import { inputArgs } from './input.ts';
+import { keptStartSeconds } from './kept-start.ts';
 import { removeOutputs, sizeLimitArgs, TO_MATROSKA, TO_MP4, writeMp4OrMatroska, writeOutput, type RemuxedFile, type Written } from './output-file.ts';
 import { probe } from './probe.ts';
 
@@ -31,6 +32,9 @@ export type CutInput = {
   durationSeconds: number | null;
 };
 
+/** The clip as written, and where in the input what it kept starts (see kept-start.ts). */
+export type ClipFile = RemuxedFile & { keptFromSeconds: number };
+
 /** Seconds as ffmpeg reads a time: plain decimal, never an exponent. */
 export function seconds(value: number): string {
   return value.toFixed(6);
@@ -43,7 +47,7 @@ export function seconds(value: number): string {
  * failure nothing is left at the output's place and processing_failed (source_too_large past
  * `maxBytes`, storage_full when the disk is full) is thrown.
  */
-export async function cutClip(input: CutInput): Promise<RemuxedFile> {
+export async function cutClip(input: CutInput): Promise<ClipFile> {
   const { ffmpeg, output, clip, maxBytes, signal } = input;
   await removeOutputs(output, [TO_MP4.container.ext, TO_MATROSKA.container.ext, ...(TO_WEBM ? [TO_WEBM.container.ext] : [])]);
   // Known from the reader's probe: no ffmpeg run is spent on a clip that cannot be.
@@ -72,5 +76,15 @@ export async function cutClip(input: CutInput): Promise<RemuxedFile> {
     await rm(written.file.path, { force: true });
     throw clipOutOfRange(clip.startSeconds, null);
   }
-  return { ...written.file, info: kept };
+  const keptFromSeconds = await keptStartSeconds({
+    ffmpeg,
+    input: input.input,
+    startSeconds: clip.startSeconds,
+    signal,
+    declaredType: input.declaredType,
+  }).catch(async (error: unknown) => {
+    await rm(written.file.path, { force: true });
+    throw error;
+  });
+  return { ...written.file, info: kept, keptFromSeconds };
 }

@@ -19,5 +19,5 @@ export async function cutToClip(ctx: MediaContext, media: FetchedMedia): Promise
     declaredType: media.mime,
     durationSeconds: media.durationSeconds,
   });
-  return remadeAs(ctx, media, file);
+  return { ...(await remadeAs(ctx, media, file)), keptFromSeconds: file.keptFromSeconds };
 }

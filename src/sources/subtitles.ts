@@ -3,6 +3,7 @@ import path from 'node:path';
 import { DownloadError } from '../core/errors.ts';
 import { withoutControls } from '../core/text.ts';
 import { embedSubtitles, MAX_SUBTITLE_BYTES } from '../media/subtitles.ts';
+import { shiftWebVtt } from '../media/webvtt-timing.ts';
 import { fetchWhole } from '../net/whole-body.ts';
 import { remadeAs } from './apply-mode.ts';
 import { fetchDocument } from './document-limits.ts';
@@ -85,7 +86,9 @@ export async function withSubtitles(ctx: MediaContext, media: FetchedMedia): Pro
       const file = path.join(ctx.workDir, `subtitles-${index}.vtt`);
       // NUL ends a cue's text where ffmpeg reads it (and every cue after it); other controls and
       // direction overrides would reach players and terminals as they are.
-      await writeFile(file, withoutControls(await subtitleText(ctx, offer)));
+      const text = withoutControls(await subtitleText(ctx, offer));
+      // The source's cues are timed for the whole media; a clip's file starts where it was cut.
+      await writeFile(file, media.keptFromSeconds === undefined ? text : shiftWebVtt(text, media.keptFromSeconds, media.durationSeconds));
       tracks.push({ file, language: offer.language ?? 'und', label: offer.label });
     } catch (error) {
       if (ctx.signal.aborted || !(error instanceof DownloadError)) throw error;

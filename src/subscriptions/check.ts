@@ -106,9 +106,8 @@ function record(deps: CheckDeps, subscription: SubscriptionRow, listing: Listing
     mode: subscription.mode,
     audioFormat: subscription.audioFormat,
     subtitles: subscription.subtitles,
-    // Subscriptions take no clip.
-    clipStartSeconds: null,
-    clipEndSeconds: null,
+    clipStartSeconds: subscription.clipStartSeconds,
+    clipEndSeconds: subscription.clipEndSeconds,
     callbackUrl: subscription.callbackUrl,
     entryPicks: [],
     linkBase: subscription.linkBase,

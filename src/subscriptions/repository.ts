@@ -33,13 +33,28 @@ export type NewSubscription = Pick<
   | 'mode'
   | 'audioFormat'
   | 'subtitles'
+  | 'clipStartSeconds'
+  | 'clipEndSeconds'
   | 'callbackUrl'
   | 'linkBase'
 >;
 
 /** What PATCH may change. */
 export type SubscriptionChanges = Partial<
-  Pick<Row, 'enabled' | 'intervalSeconds' | 'name' | 'titleContains' | 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'callbackUrl'>
+  Pick<
+    Row,
+    | 'enabled'
+    | 'intervalSeconds'
+    | 'name'
+    | 'titleContains'
+    | 'quality'
+    | 'mode'
+    | 'audioFormat'
+    | 'subtitles'
+    | 'clipStartSeconds'
+    | 'clipEndSeconds'
+    | 'callbackUrl'
+  >
 >;
 
 /** An entry as a subscription keeps it: `archived` when its key is an archive line (`<extractor> <id>`). */

@@ -3,6 +3,7 @@ import type { components } from '../../generated/api.ts';
 import type { Caller } from '../downloads/caller.ts';
 import { CreateRequestCheck, InvalidDownloadRequest, type CreateRules } from '../downloads/create-rules.ts';
 import { audioFormatOf } from '../downloads/create.ts';
+import { clipColumns } from '../core/clip.ts';
 import { labelOf } from '../core/text.ts';
 import { cleanFileName } from '../downloads/filename.ts';
 import { parseArchive } from './archive.ts';
@@ -71,7 +72,8 @@ export class SubscriptionRequestCheck {
         `This server takes at most ${this.rules.maxItems} entries from one source at once (MAX_COLLECTION_ITEMS).`,
       );
     }
-    this.request.checkTemplate(input);
+    // A null clip (allowed here, as in a PATCH) is none, as an absent one.
+    this.request.checkTemplate({ ...input, clip: input.clip ?? undefined });
     const seen = input.archive === undefined ? [] : parseArchive(input.archive);
     return {
       seen,
@@ -88,6 +90,7 @@ export class SubscriptionRequestCheck {
         mode: input.mode ?? 'video',
         audioFormat: audioFormatOf(input),
         subtitles: input.subtitles ?? [],
+        ...clipColumns(input.clip),
         callbackUrl: input.callback_url ?? null,
         linkBase,
       },
@@ -106,6 +109,7 @@ export class SubscriptionRequestCheck {
       mode,
       ...(input.audio_format ? { audio_format: input.audio_format } : {}),
       ...(input.subtitles ? { subtitles: input.subtitles } : {}),
+      ...(input.clip ? { clip: input.clip } : {}),
       ...(input.callback_url ? { callback_url: input.callback_url } : {}),
     });
     return {
@@ -115,6 +119,7 @@ export class SubscriptionRequestCheck {
       ...(titleContains !== undefined ? { titleContains } : {}),
       ...(input.quality !== undefined ? { quality: String(input.quality) } : {}),
       ...(input.subtitles !== undefined ? { subtitles: input.subtitles } : {}),
+      ...(input.clip !== undefined ? clipColumns(input.clip) : {}),
       mode,
       audioFormat,
       callbackUrl,

@@ -85,3 +85,8 @@ export async function decodeErrors(file: string): Promise<string> {
   });
   return stderr;
 }
+
+/** Subtitle stream `index` of a file, as WebVTT text. */
+export async function subtitleText(file: string, index: number, options: { ffmpeg?: string } = {}): Promise<string> {
+  return (await runFfmpeg(['-i', file, '-map', `0:s:${index}`, '-f', 'webvtt', '-'], options)).toString('utf8');
+}

@@ -46,6 +46,30 @@ export const mediaRecipes = {
     ],
     minBytes: 2 * 1024 * 1024,
   },
+  // A keyframe every second (25 fps, -g 25) for 10 s: a clip's cut lands within a second of its start.
+  'keyframes.mp4': {
+    args: [
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=320x240:rate=25:duration=10',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=44100:duration=10',
+      ...h264Aac,
+      '-g',
+      '25',
+      '-keyint_min',
+      '25',
+      '-sc_threshold',
+      '0',
+      '-b:a',
+      '64k',
+      '-shortest',
+    ],
+    minBytes: 20_000,
+  },
 } as const satisfies Record<string, { args: readonly string[]; minBytes: number }>;
 
 export type MediaName = keyof typeof mediaRecipes;

@@ -61,7 +61,7 @@ const subscription = (over: Partial<Subscription>): Subscription => ({
   status: 'active',
   interval_seconds: 3_600,
   title_contains: null,
-  options: { quality: 'best', mode: 'video', audio_format: null, subtitles: [], callback_url: null },
+  options: { quality: 'best', mode: 'video', audio_format: null, subtitles: [], clip: null, callback_url: null },
   last_checked_at: null,
   next_check_at: null,
   last_error: null,

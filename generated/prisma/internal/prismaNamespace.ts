@@ -1036,6 +1036,8 @@ export const SubscriptionScalarFieldEnum = {
   mode: 'mode',
   audioFormat: 'audioFormat',
   subtitles: 'subtitles',
+  clipStartSeconds: 'clipStartSeconds',
+  clipEndSeconds: 'clipEndSeconds',
   callbackUrl: 'callbackUrl',
   linkBase: 'linkBase',
   primedAt: 'primedAt',

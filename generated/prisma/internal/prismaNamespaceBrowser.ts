@@ -206,6 +206,8 @@ export const SubscriptionScalarFieldEnum = {
   mode: 'mode',
   audioFormat: 'audioFormat',
   subtitles: 'subtitles',
+  clipStartSeconds: 'clipStartSeconds',
+  clipEndSeconds: 'clipEndSeconds',
   callbackUrl: 'callbackUrl',
   linkBase: 'linkBase',
   primedAt: 'primedAt',

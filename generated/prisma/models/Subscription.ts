@@ -29,12 +29,16 @@ export type AggregateSubscription = {
 export type SubscriptionAvgAggregateOutputType = {
   intervalSeconds: number | null
   backfill: number | null
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   failures: number | null
 }
 
 export type SubscriptionSumAggregateOutputType = {
   intervalSeconds: number | null
   backfill: number | null
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   failures: number | null
 }
 
@@ -53,6 +57,8 @@ export type SubscriptionMinAggregateOutputType = {
   quality: string | null
   mode: string | null
   audioFormat: string | null
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackUrl: string | null
   linkBase: string | null
   primedAt: Date | null
@@ -83,6 +89,8 @@ export type SubscriptionMaxAggregateOutputType = {
   quality: string | null
   mode: string | null
   audioFormat: string | null
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackUrl: string | null
   linkBase: string | null
   primedAt: Date | null
@@ -114,6 +122,8 @@ export type SubscriptionCountAggregateOutputType = {
   mode: number
   audioFormat: number
   subtitles: number
+  clipStartSeconds: number
+  clipEndSeconds: number
   callbackUrl: number
   linkBase: number
   primedAt: number
@@ -134,12 +144,16 @@ export type SubscriptionCountAggregateOutputType = {
 export type SubscriptionAvgAggregateInputType = {
   intervalSeconds?: true
   backfill?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   failures?: true
 }
 
 export type SubscriptionSumAggregateInputType = {
   intervalSeconds?: true
   backfill?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   failures?: true
 }
 
@@ -158,6 +172,8 @@ export type SubscriptionMinAggregateInputType = {
   quality?: true
   mode?: true
   audioFormat?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackUrl?: true
   linkBase?: true
   primedAt?: true
@@ -188,6 +204,8 @@ export type SubscriptionMaxAggregateInputType = {
   quality?: true
   mode?: true
   audioFormat?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackUrl?: true
   linkBase?: true
   primedAt?: true
@@ -219,6 +237,8 @@ export type SubscriptionCountAggregateInputType = {
   mode?: true
   audioFormat?: true
   subtitles?: true
+  clipStartSeconds?: true
+  clipEndSeconds?: true
   callbackUrl?: true
   linkBase?: true
   primedAt?: true
@@ -337,6 +357,8 @@ export type SubscriptionGroupByOutputType = {
   mode: string
   audioFormat: string | null
   subtitles: string[]
+  clipStartSeconds: number | null
+  clipEndSeconds: number | null
   callbackUrl: string | null
   linkBase: string | null
   primedAt: Date | null
@@ -391,6 +413,8 @@ export type SubscriptionWhereInput = {
   mode?: Prisma.StringFilter<"Subscription"> | string
   audioFormat?: Prisma.StringNullableFilter<"Subscription"> | string | null
   subtitles?: Prisma.StringNullableListFilter<"Subscription">
+  clipStartSeconds?: Prisma.FloatNullableFilter<"Subscription"> | number | null
+  clipEndSeconds?: Prisma.FloatNullableFilter<"Subscription"> | number | null
   callbackUrl?: Prisma.StringNullableFilter<"Subscription"> | string | null
   linkBase?: Prisma.StringNullableFilter<"Subscription"> | string | null
   primedAt?: Prisma.DateTimeNullableFilter<"Subscription"> | Date | string | null
@@ -423,6 +447,8 @@ export type SubscriptionOrderByWithRelationInput = {
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrderInput | Prisma.SortOrder
   subtitles?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   linkBase?: Prisma.SortOrderInput | Prisma.SortOrder
   primedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -459,6 +485,8 @@ export type SubscriptionWhereUniqueInput = Prisma.AtLeast<{
   mode?: Prisma.StringFilter<"Subscription"> | string
   audioFormat?: Prisma.StringNullableFilter<"Subscription"> | string | null
   subtitles?: Prisma.StringNullableListFilter<"Subscription">
+  clipStartSeconds?: Prisma.FloatNullableFilter<"Subscription"> | number | null
+  clipEndSeconds?: Prisma.FloatNullableFilter<"Subscription"> | number | null
   callbackUrl?: Prisma.StringNullableFilter<"Subscription"> | string | null
   linkBase?: Prisma.StringNullableFilter<"Subscription"> | string | null
   primedAt?: Prisma.DateTimeNullableFilter<"Subscription"> | Date | string | null
@@ -491,6 +519,8 @@ export type SubscriptionOrderByWithAggregationInput = {
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrderInput | Prisma.SortOrder
   subtitles?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrderInput | Prisma.SortOrder
   callbackUrl?: Prisma.SortOrderInput | Prisma.SortOrder
   linkBase?: Prisma.SortOrderInput | Prisma.SortOrder
   primedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -530,6 +560,8 @@ export type SubscriptionScalarWhereWithAggregatesInput = {
   mode?: Prisma.StringWithAggregatesFilter<"Subscription"> | string
   audioFormat?: Prisma.StringNullableWithAggregatesFilter<"Subscription"> | string | null
   subtitles?: Prisma.StringNullableListFilter<"Subscription">
+  clipStartSeconds?: Prisma.FloatNullableWithAggregatesFilter<"Subscription"> | number | null
+  clipEndSeconds?: Prisma.FloatNullableWithAggregatesFilter<"Subscription"> | number | null
   callbackUrl?: Prisma.StringNullableWithAggregatesFilter<"Subscription"> | string | null
   linkBase?: Prisma.StringNullableWithAggregatesFilter<"Subscription"> | string | null
   primedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Subscription"> | Date | string | null
@@ -561,6 +593,8 @@ export type SubscriptionCreateInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.SubscriptionCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   linkBase?: string | null
   primedAt?: Date | string | null
@@ -593,6 +627,8 @@ export type SubscriptionUncheckedCreateInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.SubscriptionCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   linkBase?: string | null
   primedAt?: Date | string | null
@@ -625,6 +661,8 @@ export type SubscriptionUpdateInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -657,6 +695,8 @@ export type SubscriptionUncheckedUpdateInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -689,6 +729,8 @@ export type SubscriptionCreateManyInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.SubscriptionCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   linkBase?: string | null
   primedAt?: Date | string | null
@@ -720,6 +762,8 @@ export type SubscriptionUpdateManyMutationInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -751,6 +795,8 @@ export type SubscriptionUncheckedUpdateManyInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -787,6 +833,8 @@ export type SubscriptionCountOrderByAggregateInput = {
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrder
   subtitles?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
   primedAt?: Prisma.SortOrder
@@ -805,6 +853,8 @@ export type SubscriptionCountOrderByAggregateInput = {
 export type SubscriptionAvgOrderByAggregateInput = {
   intervalSeconds?: Prisma.SortOrder
   backfill?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   failures?: Prisma.SortOrder
 }
 
@@ -823,6 +873,8 @@ export type SubscriptionMaxOrderByAggregateInput = {
   quality?: Prisma.SortOrder
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
   primedAt?: Prisma.SortOrder
@@ -853,6 +905,8 @@ export type SubscriptionMinOrderByAggregateInput = {
   quality?: Prisma.SortOrder
   mode?: Prisma.SortOrder
   audioFormat?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   callbackUrl?: Prisma.SortOrder
   linkBase?: Prisma.SortOrder
   primedAt?: Prisma.SortOrder
@@ -871,6 +925,8 @@ export type SubscriptionMinOrderByAggregateInput = {
 export type SubscriptionSumOrderByAggregateInput = {
   intervalSeconds?: Prisma.SortOrder
   backfill?: Prisma.SortOrder
+  clipStartSeconds?: Prisma.SortOrder
+  clipEndSeconds?: Prisma.SortOrder
   failures?: Prisma.SortOrder
 }
 
@@ -918,6 +974,8 @@ export type SubscriptionCreateWithoutEntriesInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.SubscriptionCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   linkBase?: string | null
   primedAt?: Date | string | null
@@ -949,6 +1007,8 @@ export type SubscriptionUncheckedCreateWithoutEntriesInput = {
   mode?: string
   audioFormat?: string | null
   subtitles?: Prisma.SubscriptionCreatesubtitlesInput | string[]
+  clipStartSeconds?: number | null
+  clipEndSeconds?: number | null
   callbackUrl?: string | null
   linkBase?: string | null
   primedAt?: Date | string | null
@@ -996,6 +1056,8 @@ export type SubscriptionUpdateWithoutEntriesInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1027,6 +1089,8 @@ export type SubscriptionUncheckedUpdateWithoutEntriesInput = {
   mode?: Prisma.StringFieldUpdateOperationsInput | string
   audioFormat?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   subtitles?: Prisma.SubscriptionUpdatesubtitlesInput | string[]
+  clipStartSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
+  clipEndSeconds?: Prisma.NullableFloatFieldUpdateOperationsInput | number | null
   callbackUrl?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   linkBase?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   primedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1089,6 +1153,8 @@ export type SubscriptionSelect<ExtArgs extends runtime.Types.Extensions.Internal
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   linkBase?: boolean
   primedAt?: boolean
@@ -1122,6 +1188,8 @@ export type SubscriptionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   linkBase?: boolean
   primedAt?: boolean
@@ -1153,6 +1221,8 @@ export type SubscriptionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   linkBase?: boolean
   primedAt?: boolean
@@ -1184,6 +1254,8 @@ export type SubscriptionSelectScalar = {
   mode?: boolean
   audioFormat?: boolean
   subtitles?: boolean
+  clipStartSeconds?: boolean
+  clipEndSeconds?: boolean
   callbackUrl?: boolean
   linkBase?: boolean
   primedAt?: boolean
@@ -1199,7 +1271,7 @@ export type SubscriptionSelectScalar = {
   updatedAt?: boolean
 }
 
-export type SubscriptionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "owner" | "url" | "urlKey" | "name" | "title" | "extractor" | "enabled" | "intervalSeconds" | "titleContains" | "backfill" | "quality" | "mode" | "audioFormat" | "subtitles" | "callbackUrl" | "linkBase" | "primedAt" | "lastCheckedAt" | "nextCheckAt" | "checkingUntil" | "failures" | "errorCode" | "errorMessage" | "errorRetryable" | "lastCollectionId" | "createdAt" | "updatedAt", ExtArgs["result"]["subscription"]>
+export type SubscriptionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "owner" | "url" | "urlKey" | "name" | "title" | "extractor" | "enabled" | "intervalSeconds" | "titleContains" | "backfill" | "quality" | "mode" | "audioFormat" | "subtitles" | "clipStartSeconds" | "clipEndSeconds" | "callbackUrl" | "linkBase" | "primedAt" | "lastCheckedAt" | "nextCheckAt" | "checkingUntil" | "failures" | "errorCode" | "errorMessage" | "errorRetryable" | "lastCollectionId" | "createdAt" | "updatedAt", ExtArgs["result"]["subscription"]>
 export type SubscriptionInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   entries?: boolean | Prisma.Subscription$entriesArgs<ExtArgs>
   _count?: boolean | Prisma.SubscriptionCountOutputTypeDefaultArgs<ExtArgs>
@@ -1228,6 +1300,8 @@ export type $SubscriptionPayload<ExtArgs extends runtime.Types.Extensions.Intern
     mode: string
     audioFormat: string | null
     subtitles: string[]
+    clipStartSeconds: number | null
+    clipEndSeconds: number | null
     callbackUrl: string | null
     linkBase: string | null
     primedAt: Date | null
@@ -1680,6 +1754,8 @@ export interface SubscriptionFieldRefs {
   readonly mode: Prisma.FieldRef<"Subscription", 'String'>
   readonly audioFormat: Prisma.FieldRef<"Subscription", 'String'>
   readonly subtitles: Prisma.FieldRef<"Subscription", 'String[]'>
+  readonly clipStartSeconds: Prisma.FieldRef<"Subscription", 'Float'>
+  readonly clipEndSeconds: Prisma.FieldRef<"Subscription", 'Float'>
   readonly callbackUrl: Prisma.FieldRef<"Subscription", 'String'>
   readonly linkBase: Prisma.FieldRef<"Subscription", 'String'>
   readonly primedAt: Prisma.FieldRef<"Subscription", 'DateTime'>

@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import type { Clip } from '../../core/clip.ts';
 import { DownloadError } from '../../core/errors.ts';
 import { describe, type DescribedFile } from '../../media/describe.ts';
-import { cutClip } from '../../media/cut.ts';
+import { cutClip, type ClipFile } from '../../media/cut.ts';
 import type { RemuxedFile } from '../../media/output-file.ts';
 import { remux } from '../../media/remux.ts';
 import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
@@ -66,14 +66,13 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
     offsetsSeconds: ordered.map((track) => track.startSeconds - origin),
   });
   await Promise.all(tracks.flatMap((track) => [track.file, TrackFile.recordOf(track.file)]).map((file) => rm(file, { force: true })));
-  const output = clipped ? await cutMerged(ctx, ffmpeg, merged, clipped.cut.clip, origin) : merged;
+  const cut = clipped ? await cutMerged(ctx, ffmpeg, merged, clipped.cut.clip, origin) : null;
+  const output = cut ?? merged;
   ctx.phaseEnded('remux');
   const described = await describe(output, ctx.signal);
   ctx.phaseEnded('probe');
-  // Where what was kept starts in the source, taken as the start of the first kept segment of the
-  // video (or muxed) track: segments start on keyframes, so that is its first frame unless the
-  // segment holds another keyframe before the clip's start, from which the cut then kept it.
-  const kept = clipped ? { keptFromSeconds: ordered[0]!.startSeconds } : {};
+  // The cut's clock starts at `origin` of the source's.
+  const kept = cut ? { keptFromSeconds: origin + cut.keptFromSeconds } : {};
   return { ...described, declaredType: output.mime, segments, ...kept };
 }
 
@@ -83,7 +82,7 @@ async function fetchAndRemux(ctx: SourceContext, plan: MediaPlan, ffmpeg: string
  * ffmpeg seeks in MPEG-TS to a packet rather than to a keyframe, and a stream copy from there starts
  * at the keyframe after the clip's start.
  */
-async function cutMerged(ctx: SourceContext, ffmpeg: string, merged: RemuxedFile, clip: Clip, origin: number): Promise<RemuxedFile> {
+async function cutMerged(ctx: SourceContext, ffmpeg: string, merged: RemuxedFile, clip: Clip, origin: number): Promise<ClipFile> {
   const onMerged = (seconds: number) => Math.max(0, seconds - origin);
   try {
     return await cutClip({

@@ -1,4 +1,5 @@
 import { DownloadError } from '../../core/errors.ts';
+import { webVttTimestamp } from '../../media/webvtt-timing.ts';
 import { cueText, isTtml, preservesSpace } from './text.ts';
 import { parseTime, timeRates, type TimeParameters, type TimeRates } from './time.ts';
 import { guardXml } from './xml-guard.ts';
@@ -115,13 +116,6 @@ export function ttmlToCues(xml: string): Cue[] {
   return collector.cues.sort((a, b) => a.start - b.start || a.end - b.end);
 }
 
-const pad = (value: number, width: number) => String(value).padStart(width, '0');
-
-/** `hh:mm:ss.ttt` from whole milliseconds. */
-function timestamp(ms: number): string {
-  return `${pad(Math.floor(ms / 3_600_000), 2)}:${pad(Math.floor(ms / 60_000) % 60, 2)}:${pad(Math.floor(ms / 1000) % 60, 2)}.${pad(ms % 1000, 3)}`;
-}
-
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
 
 /** Cue text as WebVTT cue payload: escaped (so no `-->` either), one line per line, no blank line to end the cue early. */
@@ -140,7 +134,7 @@ export function cuesToWebVtt(cues: readonly Cue[]): string {
     .map((cue) => ({ start: Math.round(cue.start * 1000), end: Math.round(cue.end * 1000), text: payload(cue.text) }))
     .filter((cue) => Number.isSafeInteger(cue.start) && Number.isSafeInteger(cue.end) && cue.start >= 0 && cue.end > cue.start && cue.text !== '');
   for (const cue of shown.sort((a, b) => a.start - b.start || a.end - b.end)) {
-    blocks.push(`${timestamp(cue.start)} --> ${timestamp(cue.end)}\n${cue.text}\n`);
+    blocks.push(`${webVttTimestamp(cue.start)} --> ${webVttTimestamp(cue.end)}\n${cue.text}\n`);
   }
   return blocks.join('\n');
 }

@@ -1,4 +1,5 @@
 import {
+  describeClip,
   describeSource,
   formatBytes,
   formatDuration,
@@ -112,8 +113,9 @@ export class DownloadCard {
     this.node.dataset.status = status;
     const found = describeSource(this.current.source);
     this.title.textContent = file?.filename ?? this.current.source?.title ?? url;
-    // Under its name, where the file came from: the URL once the name is not the URL, and how it was read.
-    this.source.textContent = [this.title.textContent === url ? null : url, found ? `from ${found}` : null].filter(Boolean).join(' · ');
+    // Under its name, where the file came from: the URL once the name is not the URL, how it was read, and the part kept.
+    const clip = this.current.clip ? `clip ${describeClip(this.current.clip)}` : null;
+    this.source.textContent = [this.title.textContent === url ? null : url, found ? `from ${found}` : null, clip].filter(Boolean).join(' · ');
     this.source.hidden = !this.source.textContent;
 
     const percent = status === 'completed' ? 100 : progress.percent;

@@ -1,5 +1,13 @@
 import './style.css';
-import { ProblemError, type Collection, type CreateCollection, type CreateDownload, type Download, type VideoDownloadClient } from '../../client/index.ts';
+import {
+  clipOfFields,
+  ProblemError,
+  type Collection,
+  type CreateCollection,
+  type CreateDownload,
+  type Download,
+  type VideoDownloadClient,
+} from '../../client/index.ts';
 import { CollectionCard } from './collection-card.ts';
 import { DownloadCard, sentenceOf } from './download-card.ts';
 import { LiveCards } from './live.ts';
@@ -21,6 +29,8 @@ const quality = $<HTMLSelectElement>('quality');
 const mode = $<HTMLSelectElement>('mode');
 const subtitles = $<HTMLInputElement>('subtitles');
 const filename = $<HTMLInputElement>('filename');
+const clipStart = $<HTMLInputElement>('clip-start');
+const clipEnd = $<HTMLInputElement>('clip-end');
 const keyRow = $<HTMLDivElement>('key-row');
 const keyInput = $<HTMLInputElement>('api-key');
 const submit = $<HTMLButtonElement>('submit');
@@ -130,7 +140,7 @@ function linksOf(text: string): string[] {
   return [...new Set(text.split(/\s+/).filter(Boolean))];
 }
 
-type Template = Pick<CreateDownload, 'quality' | 'mode' | 'subtitles'>;
+type Template = Pick<CreateDownload, 'quality' | 'mode' | 'subtitles' | 'clip'>;
 
 /**
  * Several links are a batch. One link is first previewed (the service reads it and creates
@@ -193,18 +203,29 @@ form.addEventListener('submit', (event) => {
       urlInput.focus();
       return;
     }
+    // A time the service would refuse anyway is told here, naming the field, before anything is sent.
+    const clip = clipOfFields(clipStart.value, clipEnd.value);
+    if ('problem' in clip) {
+      showFormError(clip.problem);
+      ('problem' in clipOfFields(clipStart.value, '') ? clipStart : clipEnd).focus();
+      return;
+    }
     submit.disabled = true;
     const chosen = quality.value;
     const template: Template = {
       quality: chosen === 'best' || chosen === 'worst' ? chosen : Number(chosen),
       ...(mode.value === 'video' ? {} : { mode: mode.value as CreateDownload['mode'] }),
       ...(languagesOf(subtitles.value).length ? { subtitles: languagesOf(subtitles.value) } : {}),
+      ...(clip.clip ? { clip: clip.clip } : {}),
     };
     const named = filename.value.trim() ? { filename: filename.value.trim() } : {};
     try {
       const made = await create(client(), linksOf(urlInput.value), template, named);
       urlInput.value = '';
       filename.value = '';
+      // A clip is a part of the video just sent; the next link is another video.
+      clipStart.value = '';
+      clipEnd.value = '';
       listNote.textContent = '';
       if ('counts' in made) showCollection(made, 'top');
       else show(made, 'top');
