@@ -5,7 +5,7 @@ import { DownloadError } from '../src/core/errors.ts';
 import { cutClip } from '../src/media/cut.ts';
 import { bodyJson, savedFile, type Download } from './support/api.ts';
 import { childrenOf, createCollection, type Collection } from './support/collections.ts';
-import { frameHashes, resolveFfmpeg, runFfmpeg } from './support/ffmpeg.ts';
+import { frameHashes, resolveFfmpeg, runFfmpeg, streamsOf } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 
 // `clip` through the API, on media ffmpeg makes here with a keyframe every second (10 fps, -g 10),
@@ -72,34 +72,6 @@ async function completed(body: Record<string, unknown>): Promise<Download> {
 
 function fileOf(done: Download): Promise<string> {
   return savedFile(app.http, done, scratch);
-}
-
-type Streams = { video: { start: number; firstKey: boolean }; audio: { start: number } };
-
-/** What ffprobe says of the first video and audio streams: where each starts, and whether the first video packet is a keyframe. */
-async function streamsOf(file: string): Promise<Streams> {
-  const startOf = async (kind: 'v' | 'a') => {
-    const text = (await runFfmpeg(['-i', file, '-map', `0:${kind}:0`, '-c', 'copy', '-f', 'framemd5', '-'])).toString('utf8');
-    const first = text.split('\n').find((line) => line.trim() && !line.startsWith('#'))!;
-    // framemd5: stream, dts, pts, duration, size, hash; timestamps in the stream's time base, given in the header.
-    const base = /#tb 0: (\d+)\/(\d+)/.exec(text)!;
-    const [, , pts] = first.split(',').map((field) => field.trim());
-    return (Number(pts) * Number(base[1])) / Number(base[2]);
-  };
-  const keyOf = async () => {
-    // Only keyframes: its first one is the stream's first packet exactly when the stream starts at one.
-    const all = (await runFfmpeg(['-i', file, '-map', '0:v:0', '-c', 'copy', '-f', 'framemd5', '-'])).toString('utf8');
-    const keys = (await runFfmpeg(['-i', file, '-map', '0:v:0', '-c', 'copy', '-bsf:v', 'noise=drop=not(key)', '-f', 'framemd5', '-'])).toString('utf8');
-    const firstLine = (text: string) =>
-      text
-        .split('\n')
-        .find((line) => line.trim() && !line.startsWith('#'))!
-        .split(',')
-        .at(-1)!
-        .trim();
-    return firstLine(all) === firstLine(keys);
-  };
-  return { video: { start: await startOf('v'), firstKey: await keyOf() }, audio: { start: await startOf('a') } };
 }
 
 /** Checks a clip of 3.5 s to 5.5 s of the 10-second media: kept from the keyframe at 3 s, its first picture the source's at 3 s. */

@@ -49,3 +49,41 @@ export async function frameHashes(file: string, kind: 'v' | 'a' = 'v'): Promise<
     .filter((line) => line.trim() && !line.startsWith('#'))
     .map((line) => line.split(',').at(-1)!.trim());
 }
+
+export type Streams = { video: { start: number; firstKey: boolean }; audio: { start: number } };
+
+/** What ffprobe says of the first video and audio streams: where each starts, and whether the first video packet is a keyframe. */
+export async function streamsOf(file: string): Promise<Streams> {
+  const startOf = async (kind: 'v' | 'a') => {
+    const text = (await runFfmpeg(['-i', file, '-map', `0:${kind}:0`, '-c', 'copy', '-f', 'framemd5', '-'])).toString('utf8');
+    const first = text.split('\n').find((line) => line.trim() && !line.startsWith('#'))!;
+    // framemd5: stream, dts, pts, duration, size, hash; timestamps in the stream's time base, given in the header.
+    const base = /#tb 0: (\d+)\/(\d+)/.exec(text)!;
+    const [, , pts] = first.split(',').map((field) => field.trim());
+    return (Number(pts) * Number(base[1])) / Number(base[2]);
+  };
+  const keyOf = async () => {
+    // Only keyframes: its first one is the stream's first packet exactly when the stream starts at one.
+    const all = (await runFfmpeg(['-i', file, '-map', '0:v:0', '-c', 'copy', '-f', 'framemd5', '-'])).toString('utf8');
+    const keys = (await runFfmpeg(['-i', file, '-map', '0:v:0', '-c', 'copy', '-bsf:v', 'noise=drop=not(key)', '-f', 'framemd5', '-'])).toString('utf8');
+    const firstLine = (text: string) =>
+      text
+        .split('\n')
+        .find((line) => line.trim() && !line.startsWith('#'))!
+        .split(',')
+        .at(-1)!
+        .trim();
+    return firstLine(all) === firstLine(keys);
+  };
+  return { video: { start: await startOf('v'), firstKey: await keyOf() }, audio: { start: await startOf('a') } };
+}
+
+/** What ffmpeg says on stderr as it decodes every stream of `file` (errors only): empty for a file that decodes cleanly. */
+export async function decodeErrors(file: string): Promise<string> {
+  const ffmpeg = await resolveFfmpeg();
+  const { stderr } = await run(ffmpeg, ['-nostdin', '-hide_banner', '-v', 'error', '-i', file, '-f', 'null', '-'], {
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return stderr;
+}
