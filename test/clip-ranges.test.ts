@@ -146,6 +146,15 @@ test("when the MP4's video has B-frames, then its clip is fetched in ranges all 
   expect(done.file!.sha256).toBe(await sha256File(await wholeCut(media.small, clip)));
 });
 
+test('when a range is cut off mid-way, then the retry asks for the clip again and completes it', async () => {
+  const route = '/ranges/reset.mp4';
+  // The first answer, the first range (its boxes and index), then the samples: cut after 1000 bytes.
+  const done = await completed({ url: source.file(route, media.small, { script: [{}, {}, { resetAfterBytes: 1000 }] }), clip: CLIP });
+  expect(done.attempts).toBe(2);
+  expect(source.requestsFor(route).some((request) => request.outcome === 'cut')).toBe(true);
+  expect(done.file!.sha256).toBe(await sha256File(await wholeCut(media.small, CLIP)));
+});
+
 describe('a clip of an MP4 whose index cannot be read in ranges', () => {
   test('when python -m http.server (which ignores Range) serves the MP4, then the whole file is fetched and cut the same way', async () => {
     const done = await completed({ url: `${python.url}/small.mp4`, clip: CLIP });
