@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { cutClip } from '../src/media/cut.ts';
-import { savedFile, type Download } from './support/api.ts';
+import { savedFile, startTestService, type Download } from './support/api.ts';
 import { decodeErrors, frameHashes, resolveFfmpeg, runFfmpeg, streamsOf } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 import { sha256File } from './support/media.ts';
@@ -153,6 +153,19 @@ test('when a range is cut off mid-way, then the retry asks for the clip again an
   expect(done.attempts).toBe(2);
   expect(source.requestsFor(route).some((request) => request.outcome === 'cut')).toBe(true);
   expect(done.file!.sha256).toBe(await sha256File(await wholeCut(media.small, CLIP)));
+});
+
+test('when MAX_FILE_BYTES is below what the clip needs but above its index, then the download fails as source_too_large before a sample is fetched', async () => {
+  const limited = await startTestService({ maxFileBytes: 10 * 1024 * 1024 });
+  try {
+    const route = '/ranges/over-limit.mp4';
+    const created = await limited.http.createDownload({ url: source.file(route, media.fast), clip: CLIP });
+    const done = await limited.waitForStatus(created.body.id as string, ['completed', 'failed'], 60_000);
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'source_too_large' } });
+    expect(source.requestsFor(route).every((request) => request.bytesSent < 1024 * 1024)).toBe(true);
+  } finally {
+    await limited.stop();
+  }
 });
 
 describe('a clip of an MP4 whose index cannot be read in ranges', () => {

@@ -6,7 +6,7 @@ import { fileWriter } from '../../files/file-writer.ts';
 import { addSpan, gapsOf, spanBytes, type Span } from '../../files/spans.ts';
 import { clipSpans, type ClipSpans } from '../../media/mp4-clip.ts';
 import { headerAt, IndexFault, indexFault, MAX_INDEX_BYTES } from '../../media/mp4-index.ts';
-import { ByteMeter } from '../../net/byte-meter.ts';
+import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
 import { contentLength, type SourceResponse } from '../../net/guarded-client.ts';
 import type { SourceContext } from '../types.ts';
 import { openPiece, rangedVersion, type Version } from './fetch-pieces.ts';
@@ -132,6 +132,8 @@ class RangeFetcher {
   async fetchAll(spans: readonly Span[]): Promise<void> {
     const gaps = this.missing(spans);
     const wanted = spanBytes(gaps);
+    // Known before a byte of it comes: a clip over the limit is refused as a whole file over it is.
+    if (this.meter.bytes + wanted > this.ctx.maxFileBytes) throw tooLarge(this.ctx.maxFileBytes, this.meter.bytes + wanted);
     this.meter = new ByteMeter(this.ctx, this.meter.bytes + wanted, this.meter.bytes);
     const connections = Math.max(1, this.ctx.directConnections);
     const pieceBytes = Math.max(MIN_PIECE_BYTES, Math.ceil(wanted / connections));
