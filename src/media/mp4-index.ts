@@ -25,7 +25,7 @@ const WINDOW_BYTES = 64 * 1024;
 /** A span of the file, [start, end). */
 export type ByteSpan = { start: number; end: number };
 
-export type Header = { type: string; headerBytes: number; /** The declared size; null for "to the end" (size 0). */ size: number | null };
+type Header = { type: string; headerBytes: number; /** The declared size; null for "to the end" (size 0). */ size: number | null };
 
 /**
  * The header of the box at `at` in `bytes` (of which `limit` may be read), or null when there is no
@@ -44,10 +44,10 @@ export function headerAt(bytes: Buffer, at: number, limit: number): Header | nul
   return size < 16 ? null : { type, headerBytes: 16, size };
 }
 
-export type Child = { type: string; body: number; end: number };
+type Child = { type: string; body: number; end: number };
 
 /** The boxes inside [start, end) of `bytes`, each cut at `end`: ffmpeg reads a child that overruns its parent the same way. */
-export function* children(bytes: Buffer, start: number, end: number): Generator<Child> {
+function* children(bytes: Buffer, start: number, end: number): Generator<Child> {
   let at = start;
   for (;;) {
     const header = headerAt(bytes, at, end);
@@ -76,9 +76,9 @@ export function entryCount(bytes: Buffer, box: Child, before: number, entryBits:
   return count;
 }
 
-export type ChunkOffsets = { count: number; at(chunk: number): number };
-export type SampleToChunk = { count: number; firstChunk(entry: number): number; samplesPerChunk(entry: number): number };
-export type SampleSizes = { count: number; bytes(from: number, samples: number): number };
+type ChunkOffsets = { count: number; at(chunk: number): number };
+type SampleToChunk = { count: number; firstChunk(entry: number): number; samplesPerChunk(entry: number): number };
+type SampleSizes = { count: number; bytes(from: number, samples: number): number };
 
 function chunkOffsets(bytes: Buffer, stbl: Child): ChunkOffsets | null {
   const stco = child(bytes, stbl, 'stco');
@@ -174,7 +174,7 @@ function spanAt(spans: readonly ByteSpan[], at: number): ByteSpan | null {
 }
 
 /** A chunk of a track: its index in the chunk table, and the samples it holds, [firstSample, firstSample + samples). */
-export type ChunkSamples = { chunk: number; firstSample: number; samples: number };
+type ChunkSamples = { chunk: number; firstSample: number; samples: number };
 
 /**
  * The track's chunks in table order, each with the samples stsc gives it (none past stsz's count).
