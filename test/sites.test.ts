@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -57,6 +57,25 @@ test('when a page only yt-dlp reads names an MP4, then it downloads byte for byt
   expect(createHash('sha256').update(file.body).digest('hex')).toBe(await sha256File(mediaPath('clip.mp4')));
   // yt-dlp only extracted: the file's bytes were asked for by the service, once.
   expect(source.requestsFor('/jw/media/clip.mp4').filter((request) => request.method === 'GET')).toHaveLength(1);
+});
+
+test('when a clip is asked of a page that names an MP4, then only the ranges the clip needs are fetched from it', async () => {
+  const media = source.file('/jw-clip/media/keyframes.mp4', mediaPath('keyframes.mp4'));
+  const url = source.content('/jw-clip/watch.html', jwPlayer('Clip page', media));
+  const created = await app.http.createDownload({ url, clip: { start_seconds: 6, end_seconds: 7 } });
+  expect(created.status).toBe(202);
+  const done = await app.waitForStatus((created.body as Download).id, ['completed', 'failed', 'cancelled'], 60_000);
+  expect(done).toMatchObject({ status: 'completed', error: null, source: { kind: 'site' }, clip: { start_seconds: 6, end_seconds: 7 } });
+  expect(done.file!.duration_seconds).toBeGreaterThan(0.9);
+  expect(done.file!.duration_seconds).toBeLessThan(1.5);
+  const [first, ...ranged] = source.requestsFor('/jw-clip/media/keyframes.mp4').filter((request) => request.method === 'GET');
+  // The first answer only says what the file is (what a socket's buffers took of it is counted);
+  // then the index and the clip's samples, by ranges, well under the whole file.
+  expect(first!.headers.range).toBeUndefined();
+  expect(ranged.length).toBeGreaterThan(0);
+  for (const request of ranged) expect(request.headers.range).toMatch(/^bytes=\d+-\d+$/);
+  const sent = ranged.reduce((sum, request) => sum + request.bytesSent, 0);
+  expect(sent).toBeLessThan((await stat(mediaPath('keyframes.mp4'))).size / 2);
 });
 
 test("when such a page leads to an HLS playlist, then the service's own HLS reader fetches every segment of it", async () => {

@@ -32,7 +32,7 @@ type Header = { type: string; headerBytes: number; /** The declared size; null f
  * box header there: fewer than 8 bytes, a 64-bit size that is cut off, or a size smaller than the
  * header itself (which would never move a reader forward).
  */
-function headerAt(bytes: Buffer, at: number, limit: number): Header | null {
+export function headerAt(bytes: Buffer, at: number, limit: number): Header | null {
   if (limit - at < 8) return null;
   const size32 = bytes.readUInt32BE(at);
   const type = bytes.toString('latin1', at + 4, at + 8);
@@ -58,16 +58,16 @@ function* children(bytes: Buffer, start: number, end: number): Generator<Child> 
   }
 }
 
-function child(bytes: Buffer, parent: Child, type: string): Child | null {
+export function child(bytes: Buffer, parent: Child, type: string): Child | null {
   for (const box of children(bytes, parent.body, parent.end)) if (box.type === type) return box;
   return null;
 }
 
-/** A fault in the index: why the file cannot be whole. */
-class IndexFault extends Error {}
+/** A fault in the index: why the file cannot be whole (or read). */
+export class IndexFault extends Error {}
 
 /** The entry count of the full box `box` (after its version and flags), checked to fit the box with `entryBytes` for each and `before` bytes before them. */
-function entryCount(bytes: Buffer, box: Child, before: number, entryBits: number, what: string): number {
+export function entryCount(bytes: Buffer, box: Child, before: number, entryBits: number, what: string): number {
   const first = box.body + 4 + before;
   if (box.end - first < 4) throw new IndexFault(`its ${what} box is cut short`);
   const count = bytes.readUInt32BE(first);
@@ -136,10 +136,11 @@ function sum(count: number, term: (i: number) => number): number {
   return total;
 }
 
-type Track = { number: number; offsets: ChunkOffsets; chunks: SampleToChunk; sizes: SampleSizes };
+/** A track's sample tables; `trak` and `stbl` for whoever reads more of it (its timing: mp4-clip.ts). */
+export type Track = { number: number; trak: Child; stbl: Child; offsets: ChunkOffsets; chunks: SampleToChunk; sizes: SampleSizes };
 
 /** The tracks of a `moov` (its payload) that name sample data: a track without its tables (a fragmented file's) names none. */
-function tracksOf(moov: Buffer): Track[] {
+export function tracksOf(moov: Buffer): Track[] {
   const tracks: Track[] = [];
   let number = 0;
   for (const trak of children(moov, 0, moov.length)) {
@@ -152,7 +153,7 @@ function tracksOf(moov: Buffer): Track[] {
     const offsets = chunkOffsets(moov, stbl);
     const chunks = sampleToChunk(moov, stbl);
     const sizes = sampleSizes(moov, stbl);
-    if (offsets && chunks && sizes && offsets.count > 0 && sizes.count > 0) tracks.push({ number, offsets, chunks, sizes });
+    if (offsets && chunks && sizes && offsets.count > 0 && sizes.count > 0) tracks.push({ number, trak, stbl, offsets, chunks, sizes });
   }
   return tracks;
 }
@@ -172,20 +173,32 @@ function spanAt(spans: readonly ByteSpan[], at: number): ByteSpan | null {
   return found;
 }
 
-/** Why `track`'s chunks are not all inside `mdats` and the file, or null when they are. */
-function trackFault(track: Track, mdats: readonly ByteSpan[], fileBytes: number): string | null {
+/** A chunk of a track: its index in the chunk table, and the samples it holds, [firstSample, firstSample + samples). */
+type ChunkSamples = { chunk: number; firstSample: number; samples: number };
+
+/**
+ * The track's chunks in table order, each with the samples stsc gives it (none past stsz's count).
+ * Each chunk is looked at once and each stsc entry passed once: bounded by the boxes' sizes.
+ */
+export function* chunksOf(track: Track): Generator<ChunkSamples> {
   const { offsets, chunks, sizes } = track;
   let sample = 0;
   let entry = 0;
-  // Each chunk is looked at once and each stsc entry passed once: bounded by the boxes' sizes.
   for (let chunk = 0; chunk < offsets.count && sample < sizes.count; chunk++) {
     while (entry + 1 < chunks.count && chunks.firstChunk(entry + 1) <= chunk + 1) entry++;
     const perChunk = chunks.count > 0 && chunks.firstChunk(entry) <= chunk + 1 ? chunks.samplesPerChunk(entry) : 0;
     const samples = Math.min(perChunk, sizes.count - sample);
-    const bytes = sizes.bytes(sample, samples);
+    yield { chunk, firstSample: sample, samples };
     sample += samples;
+  }
+}
+
+/** Why `track`'s chunks are not all inside `mdats` and the file, or null when they are. */
+function trackFault(track: Track, mdats: readonly ByteSpan[], fileBytes: number): string | null {
+  for (const { chunk, firstSample, samples } of chunksOf(track)) {
+    const bytes = track.sizes.bytes(firstSample, samples);
     if (bytes === 0) continue;
-    const start = offsets.at(chunk);
+    const start = track.offsets.at(chunk);
     const end = start + bytes;
     const where = () => `track ${track.number} has ${bytes} bytes of samples at byte ${start}`;
     if (end > fileBytes) return `${where()}, past the end of the ${fileBytes}-byte file`;

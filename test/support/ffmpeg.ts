@@ -82,6 +82,7 @@ export async function streamsOf(file: string): Promise<Streams> {
 export async function decodeErrors(file: string): Promise<string> {
   const { stderr } = await run(await resolveFfmpeg(), ['-nostdin', '-hide_banner', '-v', 'error', '-i', file, '-map', '0', '-f', 'null', '-'], {
     encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
   });
   return stderr;
 }

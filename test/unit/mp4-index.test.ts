@@ -2,47 +2,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { indexFault, MAX_INDEX_BYTES, MAX_TOP_LEVEL_BOXES, mp4IndexFault } from '../../src/media/mp4-index.ts';
+import { box, co64, constantStsz, full, largeBox, moovBody, stco, stsc, stsz, trak, u32, u64 } from '../support/mp4-boxes.ts';
 
 // The check that an MP4's index points only at bytes the file holds, on boxes made here: whole
 // files, files cut after their index, and boxes that lie about their sizes and counts. Whatever the
 // bytes claim, the check ends quickly without allocating by a claimed count.
-
-const u32 = (...values: number[]): Buffer => {
-  const bytes = Buffer.alloc(values.length * 4);
-  values.forEach((value, i) => bytes.writeUInt32BE(value, i * 4));
-  return bytes;
-};
-const u64 = (...values: bigint[]): Buffer => {
-  const bytes = Buffer.alloc(values.length * 8);
-  values.forEach((value, i) => bytes.writeBigUInt64BE(value, i * 8));
-  return bytes;
-};
-
-function box(type: string, ...parts: Buffer[]): Buffer {
-  const body = Buffer.concat(parts);
-  return Buffer.concat([u32(8 + body.length), Buffer.from(type, 'latin1'), body]);
-}
-
-/** A box with a 64-bit size (size field 1). */
-function largeBox(type: string, ...parts: Buffer[]): Buffer {
-  const body = Buffer.concat(parts);
-  return Buffer.concat([u32(1), Buffer.from(type, 'latin1'), u64(BigInt(16 + body.length)), body]);
-}
-
-/** A full box: version 0, no flags. */
-const full = (type: string, ...parts: Buffer[]): Buffer => box(type, u32(0), ...parts);
-
-const stco = (...offsets: number[]) => full('stco', u32(offsets.length, ...offsets));
-const co64 = (...offsets: bigint[]) => full('co64', u32(offsets.length), u64(...offsets));
-/** stsc entries: [first chunk (1-based), samples per chunk]. */
-const stsc = (...entries: [number, number][]) => full('stsc', u32(entries.length, ...entries.flatMap(([first, samples]) => [first, samples, 1])));
-const stsz = (...sizes: number[]) => full('stsz', u32(0, sizes.length, ...sizes));
-const constantStsz = (size: number, count: number) => full('stsz', u32(size, count));
-
-/** A track whose sample table is `tables`. */
-const trak = (...tables: Buffer[]) => box('trak', box('mdia', box('minf', box('stbl', ...tables))));
-/** The payload of a moov (what indexFault reads) holding `traks`. */
-const moovBody = (...traks: Buffer[]) => Buffer.concat([full('mvhd', Buffer.alloc(96)), ...traks]);
 
 describe('indexFault, on the payload of a moov', () => {
   const mdat = [{ start: 1000, end: 2000 }];

@@ -105,18 +105,23 @@ async function readIntoBuffers(ctx: SourceContext, fetch: PieceFetch, version: V
  * the first response came from, at the end of any redirects (asked for again per attempt, not per
  * piece).
  */
-type Version = { url: string; ifRange: string; validators: FileVersion; total: number };
+export type Version = { url: string; ifRange: string; validators: FileVersion; total: number };
+
+/** The version to fetch pieces of; null when the file cannot be fetched in pieces: one connection allowed, or no ranges of one version. */
+function splittable(ctx: SourceContext, response: SourceResponse, total: number | null): Version | null {
+  return ctx.directConnections < 2 ? null : rangedVersion(response, total);
+}
 
 /**
- * The version to fetch pieces of; null when the file cannot be fetched in pieces: one connection
- * allowed, no length, no ranges offered, or no validator that promises the same bytes (a strong
- * ETag, or Last-Modified where there is no ETag).
+ * The version of the file `response` is of, to ask for ranges of; null when there is none: no
+ * length, no ranges offered, or no validator that promises the same bytes (a strong ETag, or
+ * Last-Modified where there is no ETag).
  */
-function splittable(ctx: SourceContext, response: SourceResponse, total: number | null): Version | null {
+export function rangedVersion(response: SourceResponse, total: number | null): Version | null {
   const validators = versionOf(response.headers);
   const ifRange = ifRangeOf(validators);
   const offersRanges = response.status === 206 || /\bbytes\b/i.test(response.headers['accept-ranges'] ?? '');
-  if (ctx.directConnections < 2 || total === null || !offersRanges || !ifRange) return null;
+  if (total === null || !offersRanges || !ifRange) return null;
   return { url: response.url, ifRange, validators, total };
 }
 
@@ -229,7 +234,10 @@ class Connections {
             job = opened;
           }
           const fetch: PieceFetch = job;
-          await streamPiece(this.ctx, fetch, this.meter, { signal: this.signal, hash: fetch.piece.start === 0 ? (this.hash ?? undefined) : undefined });
+          await streamPiece(this.ctx.transfer, fetch, this.meter, {
+            signal: this.signal,
+            hash: fetch.piece.start === 0 ? (this.hash ?? undefined) : undefined,
+          });
           this.queue.done(fetch.piece);
           this.hash?.pieceDone(fetch.piece.start, fetch.piece.position);
           job = null;
@@ -250,7 +258,7 @@ class Connections {
  * another version is a changed file, which fails the attempt; anything else is the source refusing
  * this connection.
  */
-async function openPiece(
+export async function openPiece(
   ctx: SourceContext,
   piece: Piece,
   { url, ifRange, validators, total }: Version,

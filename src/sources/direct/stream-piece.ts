@@ -6,7 +6,7 @@ import { stopWriter, type FileWriter } from '../../files/file-writer.ts';
 import type { BulkResponse } from '../../net/bulk-get.ts';
 import type { ByteMeter } from '../../net/byte-meter.ts';
 import { discard, transportError, type SourceResponse } from '../../net/guarded-client.ts';
-import type { SourceContext } from '../types.ts';
+import type { Transfer } from '../../storage/transfer.ts';
 import type { Piece } from './pieces.ts';
 
 // A piece's bytes stream from its response into the transfer (to disk, and to the bucket with S3),
@@ -22,12 +22,12 @@ export type PieceFetch = {
 };
 
 /**
- * Writes the response's body into the transfer from the piece's position up to its end (Infinity:
+ * Writes the response's body into `into` (the transfer, or a file of its own) from the piece's position up to its end (Infinity:
  * up to the body's end, for a file of unknown length). A piece that ends before its response does (its second half was taken by
  * another connection, or the rest of the file is kept already) lets the response go there.
  */
 export async function streamPiece(
-  ctx: SourceContext,
+  into: Pick<Transfer, 'writer'>,
   { piece, response, responseEnd }: PieceFetch,
   meter: ByteMeter,
   options: { hash?: { update(bytes: Buffer): void }; signal: AbortSignal },
@@ -45,7 +45,7 @@ export async function streamPiece(
     piece.position += bytes.length;
     return { bytes, enough: piece.position >= piece.end };
   };
-  const writer = ctx.transfer.writer(piece.position);
+  const writer = into.writer(piece.position);
   piece.startReading();
   try {
     if ('readInto' in response) await response.readInto(writer, take);

@@ -1,23 +1,33 @@
+import path from 'node:path';
+import type { Clip } from '../../core/clip.ts';
 import { DownloadError } from '../../core/errors.ts';
+import { cutClip } from '../../media/cut.ts';
 import { detectContainer } from '../../media/detect-container.ts';
 import { MPEG_TS } from '../../media/containers.ts';
 import { describe } from '../../media/describe.ts';
 import { probe } from '../../media/probe.ts';
 import { remux } from '../../media/remux.ts';
-import type { SourceResponse } from '../../net/guarded-client.ts';
+import { discard } from '../../net/guarded-client.ts';
+import { clipRangesVersion, fetchClipRanges } from '../direct/clip-ranges.ts';
+import { dispositionName } from '../direct/disposition.ts';
+import type { Version } from '../direct/fetch-pieces.ts';
 import { fetchDirect } from '../direct/index.ts';
 import { resumableDirect } from '../direct/resume.ts';
 import type { Arrival, FetchedMedia, MediaContext, SourceReader } from '../reader.ts';
 
 // A URL that is the media file itself: fetched (or resumed) to disk, then checked to hold audio
-// or video; a transport stream is remuxed into MP4, which plays in more places.
+// or video; a transport stream is remuxed into MP4, which plays in more places. A clip of an MP4
+// whose source answers ranges fetches only the clip's part (direct/clip-ranges.ts) and is cut here.
+
+/** Where the clip's part of a file is gathered, in the working folder. */
+const CLIP_RANGES_FILE = 'clip-ranges';
 
 export const directReader: SourceReader = {
   kind: 'direct',
   takes: (arrival: Arrival) => arrival.detected === 'direct',
   read(ctx: MediaContext, arrival: Arrival) {
     ctx.phaseEnded('resolve');
-    return readDirect(ctx, arrival.response);
+    return readDirect(ctx, arrival);
   },
   // Bytes an earlier attempt kept are of the file itself, wherever the URL led to it (a page's
   // candidate, a site's format): resumed from that file's URL at once.
@@ -27,9 +37,16 @@ export const directReader: SourceReader = {
   },
 };
 
-/** Fetches ctx.url as a file; `opened` is its answer when the caller has one, else it is asked for (or resumed). */
-export async function readDirect(ctx: MediaContext, opened?: SourceResponse): Promise<FetchedMedia> {
-  const fetched = await fetchDirect(ctx, opened);
+/** Fetches ctx.url as a file; `arrival` is its answer when the caller has one, else it is asked for (or resumed). */
+export async function readDirect(ctx: MediaContext, arrival?: Pick<Arrival, 'response' | 'head'>): Promise<FetchedMedia> {
+  const version = ctx.clip && arrival ? clipRangesVersion(arrival.response, arrival.head) : null;
+  if (ctx.clip && arrival && version) {
+    // Its ranges are asked for from the start; the whole file, if it comes to that, is asked for again.
+    discard(arrival.response);
+    const clipped = await readClipRanges(ctx, ctx.clip, arrival, version);
+    if (clipped) return clipped;
+  }
+  const fetched = await fetchDirect(ctx, version ? undefined : arrival?.response);
   await ctx.processing();
   const container = await detectContainer(fetched.path, fetched.declaredType);
   if (!container) throw new DownloadError('unsupported_source', `No video or audio was found at ${ctx.url}.`);
@@ -74,5 +91,34 @@ export async function readDirect(ctx: MediaContext, opened?: SourceResponse): Pr
     codecs: info.codecs,
     title: dispositionName,
     source: 'direct',
+  };
+}
+
+/** The clip of the file, from only the ranges it needs; null when the file is to be fetched whole. */
+async function readClipRanges(ctx: MediaContext, clip: Clip, arrival: Pick<Arrival, 'response'>, version: Version): Promise<FetchedMedia | null> {
+  const file = path.join(ctx.workDir, CLIP_RANGES_FILE);
+  const fetched = await fetchClipRanges(ctx, clip, version, file);
+  if (!fetched) return null;
+  await ctx.processing();
+  const headers = arrival.response.headers;
+  const cut = await cutClip({
+    ffmpeg: ctx.ffmpeg,
+    input: file,
+    output: `${file}.clip`,
+    clip,
+    maxBytes: ctx.maxFileBytes,
+    signal: ctx.signal,
+    declaredType: headers['content-type'] ?? null,
+    durationSeconds: fetched.durationSeconds,
+  });
+  ctx.phaseEnded('remux');
+  const described = await describe(cut, ctx.signal);
+  ctx.phaseEnded('probe');
+  return {
+    ...described,
+    declaredType: described.mime,
+    title: dispositionName(headers['content-disposition']),
+    source: 'direct',
+    keptFromSeconds: cut.keptFromSeconds,
   };
 }

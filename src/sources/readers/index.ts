@@ -1,4 +1,5 @@
-import type { SourceReader } from '../reader.ts';
+import { arrive } from '../arrival.ts';
+import type { MediaContext, SourceReader } from '../reader.ts';
 import { directReader, readDirect } from './direct.ts';
 import { noSiteReader } from './no-site.ts';
 import { PageReader } from './page.ts';
@@ -6,7 +7,9 @@ import { SiteReader, type FormatReaders, type SiteReaderDeps } from './site.ts';
 import { dashReader, fetchStream, hlsReader } from './streams.ts';
 
 const FILES_AND_STREAMS: readonly SourceReader[] = [directReader, hlsReader, dashReader];
-const SITE_FORMATS: FormatReaders = { streams: [hlsReader, dashReader], file: readDirect, tracks: fetchStream };
+// A site's file is asked for first when a clip is wanted, so that its answer can tell whether only the clip's ranges need fetching.
+const siteFile = async (ctx: MediaContext) => readDirect(ctx, ctx.clip ? await arrive(ctx, ctx.url) : undefined);
+const SITE_FORMATS: FormatReaders = { streams: [hlsReader, dashReader], file: siteFile, tracks: fetchStream };
 
 /**
  * Every reader, in the order they are asked. What the answer's bytes say it is comes first (a file,
