@@ -35,7 +35,23 @@ test('when nothing is followed yet, then vds subscriptions says so on stderr and
 test('when vds subscribe is given every option, then the subscription holds each, its id is printed, and a second subscribe names it', async () => {
   const feed = growingFeed(source, '/cli-sub/talks.xml', 'CLI talks');
   feed.publish('talk-1', 'talk-2');
-  const run = await vds(['subscribe', feed.url, '--every', '1h30m', '--backfill', '1', '--match', 'Episode', '--name', 'My talks', '--audio', '-q', '720']);
+  const run = await vds([
+    'subscribe',
+    feed.url,
+    '--every',
+    '1h30m',
+    '--backfill',
+    '1',
+    '--match',
+    'Episode',
+    '--name',
+    'My talks',
+    '--audio',
+    '-q',
+    '720',
+    '--clip',
+    '0:05-1:00',
+  ]);
   expect(run.code).toBe(0);
   const id = UUID_LINE.exec(run.stdout)?.[1];
   expect(id).toBeDefined();
@@ -46,7 +62,7 @@ test('when vds subscribe is given every option, then the subscription holds each
     name: 'My talks',
     interval_seconds: 5_400,
     title_contains: 'Episode',
-    options: { mode: 'audio', quality: 720 },
+    options: { mode: 'audio', quality: 720, clip: { start_seconds: 5, end_seconds: 60 } },
   });
 
   const again = await vds(['subscribe', feed.url]);

@@ -78,6 +78,8 @@ export type Template = {
   audioFormat?: 'best' | 'm4a' | 'mp3' | 'opus';
   mute?: boolean;
   subs?: string[];
+  /** Only this part of each video. */
+  clip?: CreateDownload['clip'];
 };
 
 export type GetOptions = Template & {
@@ -89,17 +91,16 @@ export type GetOptions = Template & {
   pick?: number[];
   /** The collection's name, and so its folder's. */
   name?: string;
-  /** Only this part of each video. */
-  clip?: CreateDownload['clip'];
 };
 
 /** What each file is to be, for one download or every child of a collection or a subscription. */
-export function template(options: Template): Pick<CreateDownload, 'quality' | 'mode' | 'audio_format' | 'subtitles'> {
+export function template(options: Template): Pick<CreateDownload, 'quality' | 'mode' | 'audio_format' | 'subtitles' | 'clip'> {
   return {
     quality: options.quality,
     ...(options.audio ? { mode: 'audio' as const, ...(options.audioFormat ? { audio_format: options.audioFormat } : {}) } : {}),
     ...(options.mute ? { mode: 'mute' as const } : {}),
     ...(options.subs ? { subtitles: options.subs } : {}),
+    ...(options.clip ? { clip: options.clip } : {}),
   };
 }
 
@@ -115,8 +116,7 @@ type Request = { one: CreateDownload; many?: never } | { many: CreateCollection;
  */
 async function requestOf(vds: VideoDownloadClient, urls: string[], options: GetOptions, signal: AbortSignal): Promise<Request> {
   const [url] = urls as [string, ...string[]];
-  const clip = options.clip ? { clip: options.clip } : {};
-  const common = { ...(options.name ? { name: options.name } : {}), ...clip };
+  const common = options.name ? { name: options.name } : {};
   if (urls.length > 1) return { many: { urls, ...common, ...template(options) } };
   const limit = options.first ? { limit: options.first } : {};
   if (options.pick) return { many: { url, entries: options.pick, ...limit, ...common, ...template(options) } };
@@ -125,7 +125,7 @@ async function requestOf(vds: VideoDownloadClient, urls: string[], options: GetO
     throw error;
   });
   if (preview && (preview.entries.length > 1 || preview.truncated)) return { many: { url, ...limit, ...common, ...template(options) } };
-  return { one: { url, ...template(options), ...clip, ...(options.filename ? { filename: options.filename } : {}) } };
+  return { one: { url, ...template(options), ...(options.filename ? { filename: options.filename } : {}) } };
 }
 
 /**

@@ -204,6 +204,7 @@ program
   .addOption(new Option('--audio-format <format>', "with --audio: best (the source's own), m4a, mp3 or opus").argParser(audioFormat))
   .addOption(new Option('--mute', 'the picture only'))
   .option('--subs <languages>', 'subtitles to embed: language tags such as en,de, or all', languages)
+  .option('--clip <start-end>', 'only this part of each video, such as 0:00-1:00', clip)
   .action((url: string, options: Parameters<typeof subscribe>[2], command: Command) => {
     if (options.audioFormat && !options.audio) command.error("error: option '--audio-format' goes with '--audio'", { exitCode: EXIT.usage });
     return subscribe(connection(), url, options, terminal);
