@@ -18,44 +18,17 @@ import { queueJobs } from '../queue/job-sql.ts';
 
 export type SubscriptionRow = Row;
 
+/** The columns of what each download is to be: written on create, changed by PATCH. */
+type TemplateColumn = 'quality' | 'mode' | 'audioFormat' | 'subtitles' | 'clipStartSeconds' | 'clipEndSeconds' | 'callbackUrl';
+
 /** What a create writes; the other columns start at their defaults. */
 export type NewSubscription = Pick<
   Row,
-  | 'id'
-  | 'owner'
-  | 'url'
-  | 'urlKey'
-  | 'name'
-  | 'intervalSeconds'
-  | 'titleContains'
-  | 'backfill'
-  | 'quality'
-  | 'mode'
-  | 'audioFormat'
-  | 'subtitles'
-  | 'clipStartSeconds'
-  | 'clipEndSeconds'
-  | 'callbackUrl'
-  | 'linkBase'
+  'id' | 'owner' | 'url' | 'urlKey' | 'name' | 'intervalSeconds' | 'titleContains' | 'backfill' | TemplateColumn | 'linkBase'
 >;
 
 /** What PATCH may change. */
-export type SubscriptionChanges = Partial<
-  Pick<
-    Row,
-    | 'enabled'
-    | 'intervalSeconds'
-    | 'name'
-    | 'titleContains'
-    | 'quality'
-    | 'mode'
-    | 'audioFormat'
-    | 'subtitles'
-    | 'clipStartSeconds'
-    | 'clipEndSeconds'
-    | 'callbackUrl'
-  >
->;
+export type SubscriptionChanges = Partial<Pick<Row, 'enabled' | 'intervalSeconds' | 'name' | 'titleContains' | TemplateColumn>>;
 
 /** An entry as a subscription keeps it: `archived` when its key is an archive line (`<extractor> <id>`). */
 export type SeenEntry = { key: string; archived: boolean };
