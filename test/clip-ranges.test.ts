@@ -7,6 +7,7 @@ import { decodeErrors, frameHashes, resolveFfmpeg, runFfmpeg, streamsOf } from '
 import { useService } from './support/harness.ts';
 import { sha256File } from './support/media.ts';
 import { startPythonServer, type PythonServer } from './support/python-server.ts';
+import { startRawServer } from './support/raw-http-server.ts';
 
 // A clip of a direct MP4 whose source answers ranges fetches its index and then only the samples
 // the clip needs. The large media is 300 MB of noise (which does not compress), 60 s long with a
@@ -222,4 +223,29 @@ test('when the clip starts past the end the index gives, then the download fails
   const done = await finished({ url: source.file(route, media.fast), clip: { start_seconds: 61, end_seconds: 70 } });
   expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'clip_out_of_range', retryable: false } });
   expect(bytesServed(route)).toBeLessThan((await stat(media.fast)).size / 20);
+});
+
+test('when a source offering ranges says its MP4 is larger than any file can be, then the clip is not fetched in ranges and the download fails as source_too_large', async () => {
+  const ftyp = Buffer.from('00000018667479706d703432000000006d70343269736f6d', 'hex');
+  // More than the first KiB the service reads to tell what the answer is.
+  const free = Buffer.concat([Buffer.from('0000080066726565', 'hex'), Buffer.alloc(0x800 - 8)]);
+  // The body never comes: the service must decide from the head alone, and let the answer go.
+  const server = await startRawServer(async (_request, socket) => {
+    socket.write(
+      Buffer.concat([
+        Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: video/mp4\r\nContent-Length: 1000000000000000\r\nAccept-Ranges: bytes\r\nETag: "huge"\r\n\r\n'),
+        ftyp,
+        free,
+      ]),
+    );
+    await new Promise((resolve) => socket.once('close', resolve));
+    return false;
+  });
+  try {
+    const done = await finished({ url: `${server.url}/huge.mp4`, clip: { start_seconds: 1, end_seconds: 2 } });
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'source_too_large' } });
+    expect(server.requests.every((request) => request.headers.range === undefined)).toBe(true);
+  } finally {
+    await server.close();
+  }
 });

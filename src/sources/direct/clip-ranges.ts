@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { open, rm } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import type { Clip } from '../../core/clip.ts';
 import { clipOutOfRange } from '../../core/errors.ts';
 import { fileWriter } from '../../files/file-writer.ts';
@@ -44,7 +44,8 @@ export async function fetchClipRanges(ctx: SourceContext, clip: Clip, version: V
   const handle = await open(file, 'w+');
   let fetched: ClipSpans | null = null;
   try {
-    await handle.truncate(version.total);
+    // A length no file here can have (past the file system's largest) is left to the whole fetch, which refuses it.
+    if (!(await lengthened(handle, version.total))) return null;
     const fetcher = new RangeFetcher(ctx, version, file, handle);
     const plan = await planOf(fetcher, clip);
     if (!plan) return null;
@@ -58,6 +59,16 @@ export async function fetchClipRanges(ctx: SourceContext, clip: Clip, version: V
   } finally {
     await handle.close();
     if (!fetched) await rm(file, { force: true });
+  }
+}
+
+/** Whether the file could be given the source's length. */
+async function lengthened(handle: FileHandle, length: number): Promise<boolean> {
+  try {
+    await handle.truncate(length);
+    return true;
+  } catch {
+    return false;
   }
 }
 
