@@ -35,9 +35,13 @@ export type CutInput = {
 /** The clip as written, and where in the input what it kept starts (see kept-start.ts). */
 export type ClipFile = RemuxedFile & { keptFromSeconds: number };
 
-/** Seconds as ffmpeg reads a time: plain decimal, never an exponent. */
+// ffmpeg holds a time as int64 microseconds (about 9.2e12 s) and refuses one past that; any time
+// beyond this is past the end of any media, so it is written as this.
+const FFMPEG_LONGEST_SECONDS = 9e12;
+
+/** Seconds as ffmpeg reads a time: plain decimal, never an exponent, never past what ffmpeg holds. */
 export function seconds(value: number): string {
-  return value.toFixed(6);
+  return Math.min(value, FFMPEG_LONGEST_SECONDS).toFixed(6);
 }
 
 /**
