@@ -65,3 +65,14 @@ describe('a clip whose end is beyond any time ffmpeg reads', () => {
     await expectToTheEndFrom6(done);
   });
 });
+
+describe('a clip shorter than ffmpeg writes a time', () => {
+  test('when a clip from 0 s lasts less than a microsecond, then the file holds the picture at 0 s rather than failing clip_out_of_range', async () => {
+    const done = await finished({ url: source.file('/clip-limits/instant.mp4', media.fast), clip: { start_seconds: 0, end_seconds: 1e-7 } });
+    expect(done).toMatchObject({ status: 'completed', error: null });
+    expect(done.file).toMatchObject({ video_codec: 'h264' });
+    const file = await savedFile(app.http, done, scratch);
+    expect(await decodeErrors(file)).toBe('');
+    expect((await frameHashes(file))[0]).toBe((await frameHashes(media.fast))[0]);
+  });
+});
