@@ -35,9 +35,15 @@ export type CutInput = {
 /** The clip as written, and where in the input what it kept starts (see kept-start.ts). */
 export type ClipFile = RemuxedFile & { keptFromSeconds: number };
 
-/** Seconds as ffmpeg reads a time: plain decimal, never an exponent. */
+// ffmpeg holds a time as int64 microseconds (about 9.2e12 s) and refuses one past that; any time
+// beyond this is past the end of any media, so it is written as this.
+const FFMPEG_LONGEST_SECONDS = 9e12;
+// The shortest time written (1 µs): a clip shorter still would be `-t 0`, which keeps nothing.
+const FFMPEG_SHORTEST_SECONDS = 0.000001;
+
+/** Seconds as ffmpeg reads a time: plain decimal, never an exponent, never past what ffmpeg holds. */
 export function seconds(value: number): string {
-  return value.toFixed(6);
+  return Math.min(value, FFMPEG_LONGEST_SECONDS).toFixed(6);
 }
 
 /**
@@ -55,7 +61,7 @@ export async function cutClip(input: CutInput): Promise<ClipFile> {
     throw clipOutOfRange(clip.startSeconds, input.durationSeconds);
   }
   const opened = await inputArgs(input.input, input.declaredType);
-  const end = clip.endSeconds === null ? [] : ['-t', seconds(clip.endSeconds - clip.startSeconds)];
+  const end = clip.endSeconds === null ? [] : ['-t', seconds(Math.max(clip.endSeconds - clip.startSeconds, FFMPEG_SHORTEST_SECONDS))];
   const args = [
     ...['-ss', seconds(clip.startSeconds)],
     ...opened,

@@ -49,17 +49,19 @@ export function clipSpans(moov: Buffer, clip: Clip): ClipSpans {
   const timings = tracks.map((track) => timingOf(moov, track, movie.timescale));
   const lead = timings.find((t) => t.handler === 'vide') ?? timings.find((t) => t.handler === 'soun') ?? timings[0];
   if (!lead) throw new IndexFault('its index names no samples');
-  const key = syncAtOrBefore(moov, lead, sampleAtOrBefore(moov, lead, clip.startSeconds));
-  const keptFromSeconds = Math.max(0, secondsOf(lead, decodingTime(moov, lead, key)));
+  // ffmpeg counts a clip's times from the media's start: where its earliest track starts, after the empty edits that delay every track.
+  const origin = Math.min(...timings.map((timing) => timing.leadSeconds));
+  const key = syncAtOrBefore(moov, lead, sampleAtOrBefore(moov, lead, origin + clip.startSeconds));
+  const keptAt = Math.max(origin, secondsOf(lead, decodingTime(moov, lead, key)));
   const spans: ByteSpan[] = [];
   for (const timing of timings) {
     const count = timing.track.sizes.count;
-    const first = timing === lead ? key : Math.max(0, syncAtOrBefore(moov, timing, sampleAtOrBefore(moov, timing, keptFromSeconds)) - MARGIN_SAMPLES);
-    const last = clip.endSeconds === null ? count - 1 : Math.min(count - 1, sampleAtOrBefore(moov, timing, clip.endSeconds) + MARGIN_SAMPLES);
+    const first = timing === lead ? key : Math.max(0, syncAtOrBefore(moov, timing, sampleAtOrBefore(moov, timing, keptAt)) - MARGIN_SAMPLES);
+    const last = clip.endSeconds === null ? count - 1 : Math.min(count - 1, sampleAtOrBefore(moov, timing, origin + clip.endSeconds) + MARGIN_SAMPLES);
     for (const span of sampleSpans(timing.track, first, last)) spans.push(span);
     if (spans.length > MAX_CLIP_SPANS) throw new IndexFault(`a clip of it would take more than ${MAX_CLIP_SPANS} ranges`);
   }
-  return { spans: joined(spans), keptFromSeconds, durationSeconds: movie.durationSeconds };
+  return { spans: joined(spans), keptFromSeconds: keptAt - origin, durationSeconds: movie.durationSeconds - origin };
 }
 
 /** The movie's timescale and duration, from `mvhd`. */
