@@ -1,10 +1,13 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { cutClip } from '../src/media/cut.ts';
 import { savedFile, startTestService, type Download } from './support/api.ts';
 import { decodeErrors, frameHashes, resolveFfmpeg, runFfmpeg, streamsOf } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
+import { parseRange } from './support/http-ranges.ts';
 import { sha256File } from './support/media.ts';
 import { startPythonServer, type PythonServer } from './support/python-server.ts';
 import { startRawServer } from './support/raw-http-server.ts';
@@ -183,6 +186,36 @@ describe('a clip of an MP4 whose index cannot be read in ranges', () => {
     expect(requests.some((request) => request.range !== undefined)).toBe(true);
     expect(requests.at(-1)).toMatchObject({ range: undefined, status: 200, outcome: 'complete', bytesSent: (await stat(media.small)).size });
     expect(done.file!.sha256).toBe(await sha256File(await wholeCut(media.small, CLIP)));
+  });
+
+  test('when every answer of a source names another version and If-Range is ignored, then the whole file is fetched and cut the same way', async () => {
+    const bytes = await readFile(media.small);
+    let answers = 0;
+    const server = http.createServer((request, response) => {
+      answers += 1;
+      const range = request.headers.range ? parseRange(request.headers.range, bytes.length) : undefined;
+      const headers = { 'Content-Type': 'video/mp4', 'Accept-Ranges': 'bytes', ETag: `"v${answers}"` };
+      if (range && range !== 'unsatisfiable') {
+        response.writeHead(206, {
+          ...headers,
+          'Content-Range': `bytes ${range.start}-${range.end}/${bytes.length}`,
+          'Content-Length': range.end + 1 - range.start,
+        });
+        response.end(bytes.subarray(range.start, range.end + 1));
+      } else {
+        response.writeHead(200, { ...headers, 'Content-Length': bytes.length });
+        response.end(bytes);
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const done = await completed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/changing.mp4`, clip: CLIP });
+      expect(done.attempts).toBe(1);
+      expect(done.file!.sha256).toBe(await sha256File(await wholeCut(media.small, CLIP)));
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   /** The small MP4 with the first entry of its first `box` changed: a 32-bit field `at` bytes into the box's payload set to `value`. */

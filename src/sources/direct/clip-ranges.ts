@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import type { Clip } from '../../core/clip.ts';
-import { clipOutOfRange } from '../../core/errors.ts';
+import { clipOutOfRange, DownloadError } from '../../core/errors.ts';
 import { fileWriter } from '../../files/file-writer.ts';
 import { addSpan, gapsOf, spanBytes, type Span } from '../../files/spans.ts';
 import { clipSpans, type ClipSpans } from '../../media/mp4-clip.ts';
@@ -180,7 +180,11 @@ class RangeFetcher {
 
   private async fetch(span: Span, signal: AbortSignal): Promise<void> {
     const piece = new Piece(span.start, span.end);
-    const opened = await openPiece(this.ctx, piece, this.version, signal);
+    const opened = await openPiece(this.ctx, piece, this.version, signal).catch((error: unknown) => {
+      // A file that changed under its ranges (or a source whose every answer names a new version) is fetched whole, in one answer.
+      if (error instanceof DownloadError && error.code === 'source_http_error') throw new Unranged(error.message);
+      throw error;
+    });
     if ('refused' in opened) throw new Unranged(opened.refused.message);
     await streamPiece({ writer: (start) => fileWriter(this.file, start) }, opened, this.meter, { signal });
     this.kept = addSpan(this.kept, span.start, span.end);
