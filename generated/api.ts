@@ -848,8 +848,10 @@ export interface components {
         /**
          * @description Only a part of the video, from `start_seconds` to `end_seconds` (to the end when
          *     `end_seconds` is left out or null); `start_seconds` must be below `end_seconds` (a 400
-         *     naming `/body/clip` otherwise). The source is fetched whole and then cut without
-         *     re-encoding: the file starts at the last keyframe at or before `start_seconds` (so it may
+         *     naming `/body/clip` otherwise). Only what the clip needs is fetched where the source
+         *     allows it (an HLS or DASH stream's segments that overlap it; a direct MP4's index and then
+         *     the byte ranges of its samples, when its source answers ranges), anything else whole; the
+         *     media is then cut without re-encoding: the file starts at the last keyframe at or before `start_seconds` (so it may
          *     begin up to one keyframe interval early), its audio and video start together, and
          *     `file.duration_seconds` reports what was kept. A start at or past the end of the media
          *     fails the download with `clip_out_of_range`. A time in the URL (such as `t=`) is not read
