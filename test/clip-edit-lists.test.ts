@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { savedFile, type Download } from './support/api.ts';
+import { completedDownload, savedFile } from './support/api.ts';
 import { decodeErrors, frameHashes, runFfmpeg } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 
@@ -30,10 +30,7 @@ afterAll(async () => {
 });
 
 test('when an MP4 whose tracks an empty edit delays is clipped in ranges, then the file is whole and starts at the keyframe at or before the start, counted from the media start', async () => {
-  const created = await app.http.createDownload({ url: source.file('/clip-edit-lists/late.mp4', media.late), clip: { start_seconds: 5.5, end_seconds: 7.5 } });
-  expect(created.status).toBe(202);
-  const done = await app.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
-  expect(done).toMatchObject({ status: 'completed', error: null });
+  const done = await completedDownload(app, { url: source.file('/clip-edit-lists/late.mp4', media.late), clip: { start_seconds: 5.5, end_seconds: 7.5 } });
   // From the keyframe at 5 s to 7.5 s.
   expect(done.file!.duration_seconds).toBeGreaterThanOrEqual(2);
   expect(done.file!.duration_seconds).toBeLessThanOrEqual(2.65);

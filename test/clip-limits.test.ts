@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { savedFile, type Download } from './support/api.ts';
+import { finishedDownload, savedFile, type Download } from './support/api.ts';
 import { decodeErrors, frameHashes, runFfmpeg } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 
@@ -31,11 +31,7 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-async function finished(body: Record<string, unknown>): Promise<Download> {
-  const created = await app.http.createDownload(body);
-  expect(created.status).toBe(202);
-  return app.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
-}
+const finished = (body: Record<string, unknown>) => finishedDownload(app, body);
 
 /** From the keyframe at 6 s to the end of the 10-second media: 4 s, whole and playable, its first picture the source's at 6 s. */
 async function expectToTheEndFrom6(done: Download): Promise<void> {

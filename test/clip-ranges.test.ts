@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { cutClip } from '../src/media/cut.ts';
-import { savedFile, startTestService, type Download } from './support/api.ts';
+import { completedDownload, finishedDownload, savedFile, startTestService, type Download } from './support/api.ts';
 import { decodeErrors, frameHashes, resolveFfmpeg, runFfmpeg, streamsOf } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 import { parseRange } from './support/http-ranges.ts';
@@ -62,17 +62,8 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-async function finished(body: Record<string, unknown>): Promise<Download> {
-  const created = await app.http.createDownload(body);
-  expect(created.status).toBe(202);
-  return app.waitForStatus((created.body as Download).id, ['completed', 'failed'], 90_000);
-}
-
-async function completed(body: Record<string, unknown>): Promise<Download> {
-  const done = await finished(body);
-  expect(done).toMatchObject({ status: 'completed', error: null });
-  return done;
-}
+const finished = (body: Record<string, unknown>) => finishedDownload(app, body, 90_000);
+const completed = (body: Record<string, unknown>) => completedDownload(app, body, 90_000);
 
 /** Body bytes the fixture server sent for `routePath`, over every request. */
 function bytesServed(routePath: string): number {

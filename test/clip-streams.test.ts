@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { savedFile, type Download } from './support/api.ts';
+import { finishedDownload, savedFile, type Download } from './support/api.ts';
 import { decodeErrors, frameHashes, runFfmpeg, streamsOf } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 
@@ -48,11 +48,7 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-async function finished(url: string, clip: Record<string, unknown>): Promise<Download> {
-  const created = await app.http.createDownload({ url, clip });
-  expect(created.status).toBe(202);
-  return app.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
-}
+const finished = (url: string, clip: Record<string, unknown>) => finishedDownload(app, { url, clip });
 
 /** Serves the stream in `dir` under `prefix`; its manifest's URL. */
 function served(prefix: string, dir: string, manifest: string): string {

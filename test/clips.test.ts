@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DownloadError } from '../src/core/errors.ts';
 import { cutClip } from '../src/media/cut.ts';
-import { bodyJson, savedFile, type Download } from './support/api.ts';
+import { bodyJson, completedDownload, finishedDownload, savedFile, type Download } from './support/api.ts';
 import { childrenOf, createCollection, type Collection } from './support/collections.ts';
 import { frameHashes, resolveFfmpeg, runFfmpeg, streamsOf, subtitleText } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
@@ -58,17 +58,8 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-async function finished(body: Record<string, unknown>): Promise<Download> {
-  const created = await app.http.createDownload(body);
-  expect(created.status).toBe(202);
-  return app.waitForStatus((created.body as Download).id, ['completed', 'failed'], 60_000);
-}
-
-async function completed(body: Record<string, unknown>): Promise<Download> {
-  const done = await finished(body);
-  expect(done).toMatchObject({ status: 'completed', error: null });
-  return done;
-}
+const finished = (body: Record<string, unknown>) => finishedDownload(app, body);
+const completed = (body: Record<string, unknown>) => completedDownload(app, body);
 
 function fileOf(done: Download): Promise<string> {
   return savedFile(app.http, done, scratch);

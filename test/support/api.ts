@@ -195,6 +195,20 @@ export async function startTestService(overrides: Partial<Config> = {}): Promise
   };
 }
 
+/** Creates a download (a 202) and waits until it has completed or failed. */
+export async function finishedDownload(app: TestService, body: Record<string, unknown>, timeoutMs = 60_000): Promise<Download> {
+  const created = await app.http.createDownload(body);
+  expect(created.status).toBe(202);
+  return app.waitForStatus((created.body as Download).id, ['completed', 'failed'], timeoutMs);
+}
+
+/** The same, for a download expected to complete. */
+export async function completedDownload(app: TestService, body: Record<string, unknown>, timeoutMs = 60_000): Promise<Download> {
+  const done = await finishedDownload(app, body, timeoutMs);
+  expect(done).toMatchObject({ status: 'completed', error: null });
+  return done;
+}
+
 /** A completed download's file, fetched through its download_url and written into `dir` under its id and extension, for ffmpeg to read. */
 export async function savedFile(http: TestHttp, done: Download, dir: string): Promise<string> {
   const res = await http.getFile(done.download_url!);
