@@ -103,11 +103,14 @@ test("when the README's SDK example runs as written, with its addresses pointing
   expect(example).toContain("from 'video-download-service/client'");
   const script = example!
     .replace('http://127.0.0.1:3000', app.service.url)
-    .replace('https://media.example.com/clip.mp4', source.file('/clip.mp4', mediaPath('clip.mp4')));
+    .replace('https://media.example.com/clip.mp4', source.file('/clip.mp4', mediaPath('clip.mp4')))
+    .replace('https://media.example.com/talk.mp4', source.file('/talk.mp4', mediaPath('talk.mp4')));
   await writeFile(path.join(project, 'example.mjs'), script);
   const { stdout } = await run(process.execPath, ['example.mjs'], { cwd: project });
   const original = await readFile(mediaPath('clip.mp4'));
   expect(stdout).toMatch(/^completed 100%$/m);
   expect(stdout).toContain(`saved clip.mp4 ${original.length} bytes`);
   expect((await readFile(path.join(project, 'clip.mp4'))).equals(original)).toBe(true);
+  // The clip of 1:30 to 2:00, from the keyframe at 90 s (one every 5 s).
+  expect(stdout).toMatch(/^\{ start_seconds: 90, end_seconds: 120 \} 30(\.\d+)?$/m);
 }, 60_000);

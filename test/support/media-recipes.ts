@@ -70,6 +70,16 @@ export const mediaRecipes = {
     ],
     minBytes: 20_000,
   },
+  // Two minutes, small: for what asks for a part past the first minute (the README's clip of 1:30 to 2:00).
+  'talk.mp4': {
+    args: [
+      ...['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=5:duration=125'],
+      ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=125'],
+      ...h264Aac,
+      ...['-g', '25', '-b:a', '32k', '-shortest'],
+    ],
+    minBytes: 20_000,
+  },
 } as const satisfies Record<string, { args: readonly string[]; minBytes: number }>;
 
 export type MediaName = keyof typeof mediaRecipes;
