@@ -10,7 +10,11 @@ import { Writable } from 'node:stream';
  * failed: what it was handed is still written (and recorded by `written`), so that a reset loses
  * only the bytes that never arrived, but `ended` does not take them as the whole.
  */
-export type FileWriter = Writable & { cutShort(): void };
+export type FileWriter = Writable & {
+  cutShort(): void;
+  /** Calls `listener` after each write with the span [from, to) it put in the file. */
+  onLanded(listener: (from: number, to: number) => void): void;
+};
 
 export type FileWriterHooks = {
   /** After bytes [from, to) are in the file (before the next write starts). */
@@ -30,11 +34,13 @@ export function fileWriter(file: string, start: number, hooks: FileWriterHooks =
   let cut = false;
   /** The write on its way, which a stop waits for, so that `closed` sees every byte written. */
   let writing: Promise<void> = Promise.resolve();
+  const landed: Array<(from: number, to: number) => void> = [];
 
   const put = (chunks: Buffer[]) => {
     writing = (async () => {
       const from = position;
       position = await writeAt(handle!, chunks, position);
+      for (const listener of landed) listener(from, position);
       await hooks.written?.(from, position);
     })();
     return writing;
@@ -81,6 +87,7 @@ export function fileWriter(file: string, start: number, hooks: FileWriterHooks =
       cut = true;
       writer.end();
     },
+    onLanded: (listener: (from: number, to: number) => void) => void landed.push(listener),
   });
 }
 

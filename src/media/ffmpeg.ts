@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { childEnvironment } from '../core/child-env.ts';
@@ -77,16 +78,28 @@ const STDERR_TAIL = 64 * 1024;
  * aborts (with its reason), when it outlives `limits.timeLimitMs` (processing_failed), and when
  * `limits.output` grows past its bound (source_too_large).
  */
-export function runFfmpeg(ffmpeg: string, args: string[], limits: FfmpegLimits, signal?: AbortSignal): Promise<FfmpegRun> {
+export function runFfmpeg(
+  ffmpeg: string,
+  args: string[],
+  limits: FfmpegLimits,
+  signal?: AbortSignal,
+  /** Writes ffmpeg's input into its stdin (`-i pipe:0`), and ends it. */
+  feed?: (stdin: Writable) => Promise<void>,
+): Promise<FfmpegRun> {
   return new Promise((resolve, reject) => {
     signal?.throwIfAborted();
     // In a process group of its own, like the embedded database: Ctrl-C in a terminal must not end
     // ffmpeg (and fail the download) before the service has checkpointed and stopped it itself.
     const child = spawn(ffmpeg, ['-nostdin', '-hide_banner', ...args], {
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: [feed ? 'pipe' : 'ignore', 'ignore', 'pipe'],
       detached: true,
       env: childEnvironment(),
     });
+    if (feed && child.stdin) {
+      // ffmpeg stops reading once it has what it wants: the pipe's end is no failure of the run.
+      child.stdin.on('error', () => {});
+      feed(child.stdin).catch(() => child.stdin?.destroy());
+    }
     let stoppedBy: unknown;
     const stop = (reason: unknown) => {
       stoppedBy ??= reason;
@@ -119,7 +132,7 @@ export function runFfmpeg(ffmpeg: string, args: string[], limits: FfmpegLimits, 
 
     let head = '';
     let tail = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       const room = STDERR_HEAD - head.length;
       head += chunk.slice(0, Math.max(0, room));
       if (chunk.length > room) tail = (tail + chunk.slice(Math.max(0, room))).slice(-STDERR_TAIL);
@@ -161,6 +174,11 @@ export function logLines(stderr: string): Array<{ level: string | null; text: st
     const prefix = LINE.exec(line)!;
     return { level: prefix[1]?.toLowerCase() ?? null, text: line.slice(prefix[0].length) };
   });
+}
+
+/** Whether ffmpeg complained of an error as it ran (of its lines tagged with a level, see `LEVELLED_LOG`). */
+export function failed(stderr: string): boolean {
+  return logLines(stderr).some((line) => line.level !== null && FAILURES.has(line.level) && !GENERIC.some((pattern) => pattern.test(line.text)));
 }
 
 /**

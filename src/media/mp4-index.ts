@@ -304,3 +304,32 @@ export async function mp4IndexFault(file: string): Promise<string | null> {
     await handle.close();
   }
 }
+
+/**
+ * Whether the first `available` bytes of the MP4-family file `file` hold its whole index (a `moov`
+ * that names samples) before any of its media (`mdat`, or a fragment): true when they do, false
+ * when media comes first or the file is fragmented or odd, null while more bytes could still tell.
+ */
+export async function indexAhead(file: string, available: number): Promise<boolean | null> {
+  const handle = await open(file, 'r');
+  try {
+    const reader = new HeaderReader(handle, available);
+    let at = 0;
+    for (let boxes = 0; boxes < MAX_TOP_LEVEL_BOXES; boxes++) {
+      const header = at < available ? await reader.headerAt(at) : null;
+      // A header not there yet, or one that is no box (which `available` more bytes cannot mend past MAX_INDEX_BYTES).
+      if (!header) return available - at < 16 && at < MAX_INDEX_BYTES ? null : false;
+      if (header.size === null || header.type === 'mdat' || header.type === 'moof') return false;
+      const end = at + header.size;
+      if (header.type === 'moov') {
+        if (header.size - header.headerBytes > MAX_INDEX_BYTES) return false;
+        if (end > available) return null;
+        return !namesNoSamples(await reader.bytes(at + header.headerBytes, header.size - header.headerBytes));
+      }
+      at = end;
+    }
+    return false;
+  } finally {
+    await handle.close();
+  }
+}

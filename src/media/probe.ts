@@ -27,8 +27,15 @@ export async function probe(input: { ffmpeg: string; file: string; signal?: Abor
   const args = await inputArgs(input.file, input.declaredType);
   // Without an output ffmpeg always exits 1; whether it could read the input shows in what it printed.
   const { stderr } = await runFfmpeg(input.ffmpeg, [...LEVELLED_LOG, ...args], { timeLimitMs: timeLimitMs((await stat(input.file)).size) }, input.signal);
+  const info = infoOfRun(stderr);
+  if (!info) throw new DownloadError('processing_failed', failureLine(stderr, [input.file]));
+  return info;
+}
+
+/** What a run of `ffmpeg -i` (with `LEVELLED_LOG`) said of its input; null when it could not read it. */
+export function infoOfRun(stderr: string): MediaInfo | null {
   const report = infoReport(stderr);
-  if (!/^Input #0/m.test(report)) throw new DownloadError('processing_failed', failureLine(stderr, [input.file]));
+  if (!/^Input #0/m.test(report)) return null;
   return mediaInfo(parseStreams(report), reportedDuration(report, 'Input #0'));
 }
 

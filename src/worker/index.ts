@@ -8,11 +8,14 @@ import { startChecks } from './check-subscriptions.ts';
 import { startExpansions } from './expand-collections.ts';
 import { startRetention, EXPIRE_QUEUE } from './retention.ts';
 import { runDownload, ShutdownError, type DownloadDeps } from './run-download.ts';
+import { hashThread } from '../files/hash-thread.ts';
 
 export type Worker = { stop(): Promise<void> };
 
 /** Consumes the download queue, WORKER_CONCURRENCY jobs at a time in this process, and the collection and subscription queues. */
 export async function startWorker(boss: PgBoss, deps: DownloadDeps & { expand: ExpandDeps; check: CheckDeps }): Promise<Worker> {
+  // Its thread is part of the idle worker, not of its first download; idle, it keeps no process alive.
+  hashThread.start();
   await startRetention(boss, deps);
   const webhooks = await startWebhookDelivery(boss, deps);
   const expansions = await startExpansions(boss, { ...deps.expand, changes: deps.changes });

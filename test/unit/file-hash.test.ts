@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { hashFileSpan, sha256OfFile } from '../../src/files/hash.ts';
+import { hashThread } from '../../src/files/hash-thread.ts';
+import { sha256OfFile } from '../../src/files/hash.ts';
+import { WrittenPrefix } from '../../src/files/written-prefix.ts';
 
-// Files hashed from the disk, read 1 MiB at a time into one buffer: whole, by spans that cross the
-// buffer's edges, and short of the end asked for.
+// Files hashed on the hashing thread: whole, and followed while they grow, as a download's file is.
 
 let dir: string;
 let file: string;
@@ -17,7 +18,10 @@ beforeAll(async () => {
   await writeFile(file, bytes);
 });
 
-afterAll(() => rm(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  await hashThread.close();
+  await rm(dir, { recursive: true, force: true });
+});
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
@@ -25,27 +29,38 @@ test('when a file of several reads is hashed whole, then the hash is of every by
   expect(await sha256OfFile(file)).toBe(sha256(bytes));
 });
 
-test('when spans that cross the reads are hashed one after another, then together they hash the file', async () => {
-  const hash = createHash('sha256');
+test('when a file is followed while it grows, then its hash is of every byte written, read as far as it was said to be whole', async () => {
+  const growing = path.join(dir, 'growing.bin');
+  await writeFile(growing, '');
+  const hash = hashThread.follow(growing);
   const cuts = [0, 1, 1024 * 1024 + 3, 2 * 1024 * 1024 - 1, bytes.length];
-  for (let at = 1; at < cuts.length; at++) expect(await hashFileSpan(hash, file, cuts[at - 1]!, cuts[at]!)).toBe(cuts[at]);
-  expect(hash.digest('hex')).toBe(sha256(bytes));
+  for (let at = 1; at < cuts.length; at++) {
+    await appendFile(growing, bytes.subarray(cuts[at - 1], cuts[at]));
+    hash.upTo(cuts[at]!);
+  }
+  expect(await hash.digest(bytes.length)).toBe(sha256(bytes));
 });
 
-test('when spans are hashed into one buffer the caller gives, then together they hash the file, read that buffer at a time', async () => {
-  const hash = createHash('sha256');
-  const buffer = Buffer.alloc(4096);
-  const cuts = [0, 5000, 2 * 1024 * 1024 + 7, bytes.length];
-  for (let at = 1; at < cuts.length; at++) expect(await hashFileSpan(hash, file, cuts[at - 1]!, cuts[at]!, { buffer })).toBe(cuts[at]);
-  expect(hash.digest('hex')).toBe(sha256(bytes));
-  // The last read was into it.
-  expect(buffer.equals(Buffer.alloc(4096))).toBe(false);
+test('when spans are written out of order, then the prefix grows only as far as the file is whole from its start', () => {
+  const prefix = new WrittenPrefix();
+  const seen: number[] = [];
+  prefix.follow((end) => seen.push(end));
+  prefix.landed(100, 200);
+  expect(prefix.end).toBe(0);
+  prefix.landed(0, 50);
+  prefix.landed(50, 100);
+  prefix.landed(300, 400);
+  prefix.landed(200, 300);
+  expect(seen).toEqual([50, 200, 400]);
 });
 
-test('when a span reaches past the end of the file, then it says where the file ended', async () => {
-  const hash = createHash('sha256');
-  expect(await hashFileSpan(hash, file, 2 * 1024 * 1024, bytes.length + 5000)).toBe(bytes.length);
-  expect(hash.digest('hex')).toBe(sha256(bytes.subarray(2 * 1024 * 1024)));
+test('when the file holds fewer bytes than the hash is asked for, then it fails and says how many it read', async () => {
+  const hash = hashThread.follow(file);
+  await expect(hash.digest(bytes.length + 5000)).rejects.toThrow(`only ${bytes.length} of the file's ${bytes.length + 5000} bytes`);
+});
+
+test('when the file is missing, then hashing it fails with the reason', async () => {
+  await expect(sha256OfFile(path.join(dir, 'missing.bin'))).rejects.toThrow('ENOENT');
 });
 
 test('when the signal is aborted, then hashing stops with its reason', async () => {

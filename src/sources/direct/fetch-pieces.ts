@@ -1,11 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import { DownloadError } from '../../core/errors.ts';
+import { hashThread } from '../../files/hash-thread.ts';
 import { gapsOf, spanBytes } from '../../files/spans.ts';
+import { WrittenPrefix } from '../../files/written-prefix.ts';
 import type { BulkResponse } from '../../net/bulk-get.ts';
 import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
 import { discard, type SourceResponse } from '../../net/guarded-client.ts';
 import type { SourceContext } from '../types.ts';
-import { FrontHash } from './front-hash.ts';
 import { Piece, PieceQueue } from './pieces.ts';
 import { contentRange, type Resumption } from './resume.ts';
 import { streamPiece, type PieceFetch } from './stream-piece.ts';
@@ -22,8 +23,8 @@ import { ifRangeOf, sameVersion, versionOf, type FileVersion } from './version.t
 // over, never splicing two versions.
 
 /**
- * `sha256` gives the hash once the pieces' bytes after the front are read back (which goes on
- * meanwhile); null when the rest did not pass through it.
+ * `sha256` gives the hash, which the hashing thread reads back as the file grows whole from its
+ * start; null when bytes an earlier attempt kept are in it, whose hash is taken once it is whole.
  */
 export type FetchedRest = { sizeBytes: number; sha256: (() => Promise<string>) | null };
 
@@ -43,12 +44,35 @@ const SHARE_BELOW_BYTES_PER_SECOND = 64 * 1024 * 1024;
  */
 const BULK_FROM_BYTES = 32 * 1024 * 1024;
 
-export async function fetchRest(ctx: SourceContext, source: Resumption): Promise<FetchedRest> {
-  const { response, from, total, kept } = source;
+/** `onWhole` hears how far the file is whole from its start, as that grows, when nothing was kept before. */
+export async function fetchRest(ctx: SourceContext, source: Resumption, onWhole?: (end: number) => void): Promise<FetchedRest> {
+  const { response, total, kept } = source;
   if (total !== null && total > ctx.maxFileBytes) {
     discard(response);
     throw tooLarge(ctx.maxFileBytes, total);
   }
+  // What an earlier attempt kept may be in a bucket rather than in the local file until it is whole.
+  const prefix = kept.length === 0 ? new WrittenPrefix() : null;
+  const hash = prefix && hashThread.follow(ctx.transfer.file);
+  if (prefix && hash) {
+    prefix.follow((end) => hash.upTo(end));
+    if (onWhole) prefix.follow(onWhole);
+  }
+  try {
+    const sizeBytes = await fetchRestInto(ctx, source, prefix);
+    // Asked for at once, so that the thread's job ends whether or not anyone waits for it.
+    const digest = hash?.digest(sizeBytes, ctx.signal);
+    digest?.catch(() => {});
+    return { sizeBytes, sha256: digest ? () => digest : null };
+  } catch (error) {
+    hash?.drop();
+    throw error;
+  }
+}
+
+/** The rest of the file into the transfer, over one connection or several; where the file ends. */
+async function fetchRestInto(ctx: SourceContext, source: Resumption, prefix: WrittenPrefix | null): Promise<number> {
+  const { response, from, total, kept } = source;
   const version = splittable(ctx, response, total);
   const gaps = total === null ? [] : gapsOf(kept, total);
   // Pieces kept beyond the first gap (an attempt over several connections was cut): the last gap
@@ -62,25 +86,23 @@ export async function fetchRest(ctx: SourceContext, source: Resumption): Promise
     if (!('refused' in last)) {
       const front = queue.claim('first')!;
       front.reach = version.total;
-      const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, spanBytes(kept)), null);
+      const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, spanBytes(kept)), prefix);
       await connections.run([{ piece: front, response, responseEnd: total }, last], 'at once');
-      return { sizeBytes: version.total, sha256: null };
+      return version.total;
     }
   }
-  // The rest over the response at hand, shared out if it is slow; hashed along the way when
-  // nothing was kept. It runs to the end of the file, or, when the source answers ranges of this
-  // version and the file's end is kept already, to the end of the one gap.
-  const hash = kept.length === 0 ? new FrontHash(ctx.transfer.file) : null;
+  // The rest over the response at hand, shared out if it is slow. It runs to the end of the file,
+  // or, when the source answers ranges of this version and the file's end is kept already, to the
+  // end of the one gap.
   const front = new Piece(from, total ?? Infinity);
   const keptAfter = version !== null && gaps.length === 1;
   if (keptAfter) front.end = gaps[0]!.end;
   const queue = new PieceQueue([], ctx.transfer.grain);
   queue.adopt(front);
-  const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, keptAfter ? spanBytes(kept) : from), hash);
+  const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, keptAfter ? spanBytes(kept) : from), prefix);
   const opened = await readIntoBuffers(ctx, { piece: front, response, responseEnd: total }, version);
   await connections.run([opened], version ? 'when slow' : 'never');
-  const sizeBytes = total ?? front.position;
-  return { sizeBytes, sha256: hash ? () => hash.digest(sizeBytes) : null };
+  return total ?? front.position;
 }
 
 /**
@@ -138,7 +160,8 @@ class Connections {
     private readonly queue: PieceQueue,
     private readonly version: Version | null,
     private readonly meter: ByteMeter,
-    private readonly hash: FrontHash | null,
+    /** Told of every span written, when the file is hashed as it grows. */
+    private readonly prefix: WrittenPrefix | null,
   ) {
     this.signal = AbortSignal.any([ctx.signal, this.stop.signal]);
     // Each connection listens to it while it asks, reads and writes.
@@ -236,10 +259,9 @@ class Connections {
           const fetch: PieceFetch = job;
           await streamPiece(this.ctx.transfer, fetch, this.meter, {
             signal: this.signal,
-            hash: fetch.piece.start === 0 ? (this.hash ?? undefined) : undefined,
+            landed: this.prefix ? (from, to) => this.prefix!.landed(from, to) : undefined,
           });
           this.queue.done(fetch.piece);
-          this.hash?.pieceDone(fetch.piece.start, fetch.piece.position);
           job = null;
         }
       } catch (error) {

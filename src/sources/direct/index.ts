@@ -10,13 +10,14 @@ import { resumeOrStart } from './resume.ts';
 
 /**
  * Fetches ctx.url into the working directory. `opened` is a response to a plain GET of it that the
- * caller already has; it is used when there is nothing to resume.
+ * caller already has; it is used when there is nothing to resume. `onWhole` hears how far the file
+ * is whole from its start while it is fetched from scratch.
  */
-export async function fetchDirect(ctx: SourceContext, opened?: SourceResponse): Promise<FetchedDirectFile> {
+export async function fetchDirect(ctx: SourceContext, opened?: SourceResponse, onWhole?: (end: number) => void): Promise<FetchedDirectFile> {
   const source = await resumeOrStart(ctx, opened);
-  const fetched = source.complete ? { sizeBytes: source.from, sha256: null } : await fetchRest(ctx, source);
+  const fetched = source.complete ? { sizeBytes: source.from, sha256: null } : await fetchRest(ctx, source, onWhole);
   await ctx.transfer.finish(fetched.sizeBytes);
-  // A file resumed, or fetched in pieces, holds bytes that did not pass through one hash in order.
+  // A file resumed holds bytes an earlier attempt kept: it is hashed once it is whole.
   const sha256 = fetched.sha256 ?? (() => sha256OfFile(ctx.transfer.file, ctx.signal));
   const headers = source.response.headers;
   return {

@@ -10,8 +10,7 @@ import type { Transfer } from '../../storage/transfer.ts';
 import type { Piece } from './pieces.ts';
 
 // A piece's bytes stream from its response into the transfer (to disk, and to the bucket with S3),
-// never whole in memory, through the meter (progress, and MAX_FILE_BYTES held against every byte)
-// and, when one connection fetches the file from its start, through sha256.
+// never whole in memory, through the meter (progress, and MAX_FILE_BYTES held against every byte).
 
 export type PieceFetch = {
   piece: Piece;
@@ -30,7 +29,7 @@ export async function streamPiece(
   into: Pick<Transfer, 'writer'>,
   { piece, response, responseEnd }: PieceFetch,
   meter: ByteMeter,
-  options: { hash?: { update(bytes: Buffer): void }; signal: AbortSignal },
+  options: { signal: AbortSignal; /** Hears each span once it is in the file. */ landed?: (from: number, to: number) => void },
 ): Promise<void> {
   const take = (chunk: Buffer): { bytes: Buffer; enough: boolean } => {
     const room = piece.end - piece.position;
@@ -41,11 +40,11 @@ export async function streamPiece(
     }
     const bytes = chunk.length > room ? chunk.subarray(0, room) : chunk;
     meter.add(bytes.length);
-    options.hash?.update(bytes);
     piece.position += bytes.length;
     return { bytes, enough: piece.position >= piece.end };
   };
   const writer = into.writer(piece.position);
+  if (options.landed) writer.onLanded(options.landed);
   piece.startReading();
   try {
     if ('readInto' in response) await response.readInto(writer, take);

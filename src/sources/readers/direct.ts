@@ -5,7 +5,9 @@ import { cutClip } from '../../media/cut.ts';
 import { detectContainer } from '../../media/detect-container.ts';
 import { MPEG_TS } from '../../media/containers.ts';
 import { describe } from '../../media/describe.ts';
-import { probe } from '../../media/probe.ts';
+import { HeadProbe } from '../../media/head-probe.ts';
+import { mp4IndexFault } from '../../media/mp4-index.ts';
+import { probe, type MediaInfo } from '../../media/probe.ts';
 import { remux } from '../../media/remux.ts';
 import { discard } from '../../net/guarded-client.ts';
 import { clipRangesVersion, fetchClipRanges } from '../direct/clip-ranges.ts';
@@ -14,6 +16,7 @@ import type { Version } from '../direct/fetch-pieces.ts';
 import { fetchDirect } from '../direct/index.ts';
 import { resumableDirect } from '../direct/resume.ts';
 import type { Arrival, FetchedMedia, MediaContext, SourceReader } from '../reader.ts';
+import type { FetchedDirectFile } from '../types.ts';
 
 // A URL that is the media file itself: fetched (or resumed) to disk, then checked to hold audio
 // or video; a transport stream is remuxed into MP4, which plays in more places. A clip of an MP4
@@ -46,8 +49,20 @@ export async function readDirect(ctx: MediaContext, arrival?: Pick<Arrival, 'res
     const clipped = await readClipRanges(ctx, ctx.clip, arrival, version);
     if (clipped) return clipped;
   }
-  const fetched = await fetchDirect(ctx, version ? undefined : arrival?.response);
-  await ctx.processing();
+  // A fast-start MP4 is probed from its head while the rest of it arrives (media/head-probe.ts).
+  const head = new HeadProbe(ctx.ffmpeg, ctx.transfer.file, ctx.signal);
+  try {
+    const fetched = await fetchDirect(ctx, version ? undefined : arrival?.response, (end) => head.grew(end));
+    await ctx.processing();
+    return await checkFetched(ctx, fetched, head);
+  } finally {
+    // ffmpeg on the head stops, whatever the file turned out to be.
+    head.cancel();
+  }
+}
+
+/** The fetched file checked to hold audio or video, and described; a transport stream remuxed into MP4. */
+async function checkFetched(ctx: MediaContext, fetched: FetchedDirectFile, head: HeadProbe): Promise<FetchedMedia> {
   const container = await detectContainer(fetched.path, fetched.declaredType);
   if (!container) throw new DownloadError('unsupported_source', `No video or audio was found at ${ctx.url}.`);
   if (container === MPEG_TS) {
@@ -68,7 +83,7 @@ export async function readDirect(ctx: MediaContext, arrival?: Pick<Arrival, 'res
   // The file is handed back as it came, so ffmpeg must find audio or video in it: a container's
   // first bytes with nothing playable behind them (a forged or cut-off file) are no download.
   const [info, sha256] = await Promise.all([
-    probe({ ffmpeg: ctx.ffmpeg, file: fetched.path, signal: ctx.signal, declaredType: fetched.declaredType }).catch((error: unknown) => {
+    probeFetched(ctx, fetched, container.demuxer === 'mov' ? head : null).catch((error: unknown) => {
       if (error instanceof DownloadError && error.code === 'processing_failed') return error;
       throw error;
     }),
@@ -92,6 +107,13 @@ export async function readDirect(ctx: MediaContext, arrival?: Pick<Arrival, 'res
     title: dispositionName,
     source: 'direct',
   };
+}
+
+/** What ffmpeg says of the fetched file: from its head when it said it already and the whole file's index checks out, else from the whole. */
+async function probeFetched(ctx: MediaContext, fetched: FetchedDirectFile, head: HeadProbe | null): Promise<MediaInfo> {
+  const early = await head?.result();
+  if (early && !(await mp4IndexFault(fetched.path))) return early;
+  return probe({ ffmpeg: ctx.ffmpeg, file: fetched.path, signal: ctx.signal, declaredType: fetched.declaredType });
 }
 
 /** The clip of the file, from only the ranges it needs; null when the file is to be fetched whole. */

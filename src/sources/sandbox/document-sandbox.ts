@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../../core/threads.ts';
 import { DownloadError } from '../../core/errors.ts';
 import { DOCUMENT_NAMES, type DocumentKind } from '../document-kinds.ts';
 import type { PageMedia } from '../html/page-media.ts';
@@ -15,12 +16,9 @@ export type ReaderLimits = { heapMb: number; timeoutMs: number };
 const DEFAULT_LIMITS: ReaderLimits = { heapMb: 256, timeoutMs: 15_000 };
 const MAX_IDLE = 2;
 
-/** The thread runs worker.js beside this file, or worker.ts through tsx when the service runs from its sources. */
+/** The thread runs worker.ts beside this file (worker.js once built). */
 function spawnThread(heapMb: number): Worker {
-  const resourceLimits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 32 };
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./worker.js', here), { resourceLimits });
-  return new Worker(new URL('./typescript-thread.mjs', here), { resourceLimits, workerData: { entry: new URL('./worker.ts', here).href } });
+  return startThread(new URL('./worker.ts', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 32 } });
 }
 
 /**

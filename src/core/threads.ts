@@ -1,0 +1,11 @@
+import { Worker, type WorkerOptions } from 'node:worker_threads';
+
+/**
+ * A worker thread running `entry`, a module's TypeScript source beside its caller: its compiled
+ * `.js` when the service runs from dist/, the source itself through tsx otherwise (a thread does
+ * not inherit the loader of the thread that started it).
+ */
+export function startThread(entry: URL, options: Omit<WorkerOptions, 'workerData'> = {}): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), options);
+  return new Worker(new URL('./typescript-thread.mjs', import.meta.url), { ...options, workerData: { entry: entry.href } });
+}
