@@ -91,6 +91,38 @@ test('when a completed download is deleted, then its object goes', async () => {
   expect((await app.http.getFile(done.token!)).status).toBe(410);
 });
 
+describe('a completed download looked at again and again', () => {
+  const headsOf = (id: string) => s3.requests.filter((request) => request.startsWith(`HEAD /${s3.bucket}/${id}`)).length;
+  const statusOf = async (id: string) => ((await app.http.getDownload(id)).body as Download).status;
+
+  test('when it is polled many times in a row, then the bucket sees at most one HEAD of its object', async () => {
+    const done = await completed({ url: source.file('/polled.mp4', mediaPath('clip.mp4')) });
+    const before = headsOf(done.id);
+    for (let poll = 0; poll < 20; poll++) expect(await statusOf(done.id)).toBe('completed');
+    expect(headsOf(done.id) - before).toBeLessThanOrEqual(1);
+  });
+
+  test('when its object is removed behind the service’s back just after a look found it, then the file link answers 410 at once all the same, and the download is expired from then on', async () => {
+    const done = await completed({ url: source.file('/removed-link.mp4', mediaPath('clip.mp4')) });
+    expect(await statusOf(done.id)).toBe('completed');
+    await s3.removeObject(done.id);
+    // What the look found is still taken on trust here...
+    expect(await statusOf(done.id)).toBe('completed');
+    // ...but not by the file link.
+    const res = await app.http.getFile(done.token!);
+    expect(res.status).toBe(410);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(await statusOf(done.id)).toBe('expired');
+  });
+
+  test('when its object is removed behind the service’s back and only the download is polled, then it says expired within the 5 s its presence is remembered', async () => {
+    const done = await completed({ url: source.file('/removed-polled.mp4', mediaPath('clip.mp4')) });
+    expect(await statusOf(done.id)).toBe('completed');
+    await s3.removeObject(done.id);
+    await waitFor('the download to say expired', async () => (await statusOf(done.id)) === 'expired', 5_000 + 2_000);
+  });
+});
+
 test('when a download is cancelled mid-transfer, then its multipart upload is aborted and its record goes', async () => {
   const { 'large.mp4': large } = await sizedMedia();
   const created = await app.http.createDownload({ url: source.file('/slow.mp4', large, { bytesPerSecond: 4 * 1024 * 1024 }) });
@@ -210,8 +242,9 @@ describe('with S3_RETRIEVAL=redirect', () => {
     expect(sha256(Buffer.from(await fetched.arrayBuffer()))).toBe(done.file!.sha256);
   });
 
-  test('when the object is gone, then 410 rather than a redirect to nothing', async () => {
+  test('when the object is gone, even just after a look at its download found it, then 410 rather than a redirect to nothing', async () => {
     const done = await completed({ url: source.file('/redirect-gone.mp4', mediaPath('clip.mp4')) }, redirecting);
+    expect(((await redirecting.http.getDownload(done.id)).body as Download).status).toBe('completed');
     await s3.removeObject(done.id);
     const res = await redirecting.http.getFile(done.token!);
     expect(res.status).toBe(410);

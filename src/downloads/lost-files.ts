@@ -6,8 +6,9 @@ import type { DownloadRepository } from './repository.ts';
 // bucket) can never be served again: it becomes `expired` in the database, as a DELETE makes it,
 // so that its GET, the list, its event stream and its link all say so from then on. It is found
 // out where looking costs little: the file link, which opens the file anyway; GET of the one
-// download (one look in the store); and a list, only where the store can look at many files
-// cheaply (a stat each on the local disk; a bucket would take a request per file).
+// download (one look in the store, which a bucket's store answers from a HEAD up to 5 s old, for
+// the clients that poll); and a list, only where the store can look at many files cheaply (a stat
+// each on the local disk; a bucket would take a request per file).
 
 type Deps = { downloads: DownloadRepository; storage: Storage };
 
@@ -16,7 +17,7 @@ type Deps = { downloads: DownloadRepository; storage: Storage };
  * cannot answer (a bucket out of reach) says nothing of the file: the row stands as recorded.
  */
 export async function confirmFile(deps: Deps, row: Row): Promise<Row> {
-  if (row.status !== 'completed' || (await deps.storage.files.has(row.id, true).catch(() => true))) return row;
+  if (row.status !== 'completed' || (await deps.storage.files.hasLately(row.id).catch(() => true))) return row;
   const [expired] = await deps.downloads.expireLost([row.id]);
   // Not changed here: another process changed it first, and its row is as that left it.
   return expired ?? (await deps.downloads.find(row.id)) ?? row;

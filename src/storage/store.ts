@@ -42,11 +42,16 @@ export interface FileStore {
   put(id: string, file: string, contentType: string, signal: AbortSignal): Promise<void>;
   /** Runs `use` with the file of `id` open; null, without calling it, when there is none. */
   read<T>(id: string, use: (file: StoredFile) => Promise<T>): Promise<T | null>;
-  /** Whether the file of `id` is there: an answer up to a second old, or, `fresh`, the store's own now. */
-  has(id: string, fresh?: boolean): Promise<boolean>;
+  /** Whether the file of `id` is there, for the file link: an answer up to a second old, from the link's own looks. */
+  has(id: string): Promise<boolean>;
+  /**
+   * Whether the file of `id` is there, for a look at its download, which clients poll: an answer
+   * that may be a few seconds old (S3: a HEAD per file at most every 5 s), which `has` never takes.
+   */
+  hasLately(id: string): Promise<boolean>;
   /**
    * Of `ids`, those without a file, when the store can tell for many at little cost; null when it
-   * cannot (a request per file), and only `has` then looks.
+   * cannot (a request per file), and only `has` and `hasLately` then look.
    */
   missingAmong(ids: string[]): Promise<string[] | null>;
   /** Removes the file of `id`; nothing when there is none. */

@@ -5,27 +5,39 @@ import type { Readable, Writable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { LRUCache } from 'lru-cache';
 import { StoredFileGone, type FileStore, type PresignRequest, type StoredFile } from '../store.ts';
 import { bucketFailure, isMissing, reasonOf, statusOf, type Bucket } from './bucket.ts';
 import type { CompletedTransfers } from './completed-transfers.ts';
 
 // Finished files as objects of a bucket, and only there: a worker uploads a file from its working
 // folder and lets go of the local copy. Readers go through the bucket (a ranged GET per request), or
-// are sent to it with a presigned GET. An object never changes once stored, so its size is asked
-// for (HEAD) at most once a second per file: a load of small ranges costs one GET each, and an
-// object removed by another process stops being served within a second, as with local files.
+// are sent to it with a presigned GET. An object never changes once stored, so the file link asks
+// for its size (HEAD) at most once a second per file: a load of small ranges costs one GET each,
+// and an object removed by another process stops being served within a second, as with local
+// files. A look at a download (its GET, polled) takes the object's presence on trust for
+// PRESENCE_KEPT_MS, kept apart: the file link never serves on the strength of it.
 
 // The bytes in memory per upload are PART_BYTES times QUEUE_SIZE.
 const PART_BYTES = 8 * 1024 * 1024;
 const QUEUE_SIZE = 2;
 const READY_TIMEOUT_MS = 2_000;
 const SIZE_KEPT_MS = 1_000;
-const SIZES_KEPT = 1_000;
+const PRESENCE_KEPT_MS = 5_000;
+/** Files each memory below holds at most: the least recently used go first. */
+const FILES_KEPT = 1_000;
 
 export class S3Store implements FileStore {
   readonly kind = 's3';
   readonly redirects: boolean;
-  private readonly sizes = new Map<string, { size: number; at: number }>();
+  private readonly sizes = new LRUCache<string, number>({ max: FILES_KEPT, ttl: SIZE_KEPT_MS });
+  /** Objects a look at their download found; looks at one file at once share one HEAD. */
+  private readonly present = new LRUCache<string, true>({
+    max: FILES_KEPT,
+    ttl: PRESENCE_KEPT_MS,
+    // An object not there is not remembered (undefined): the look that finds so expires its download.
+    fetchMethod: async (id) => ((await this.head(id)) === null ? undefined : true),
+  });
 
   /** `presignSeconds`: the longest a presigned GET lives, when readers are sent to the bucket; null when the service streams the bytes. */
   constructor(
@@ -56,6 +68,8 @@ export class S3Store implements FileStore {
         signal.removeEventListener('abort', stop);
       }
     }
+    // The object is replaced: what was known of the one before goes.
+    this.forget(id);
     await rm(file, { force: true });
   }
 
@@ -65,8 +79,13 @@ export class S3Store implements FileStore {
     return use({ size, sendTo: (out, start, end) => this.sendRange(id, out, start, end) });
   }
 
-  async has(id: string, fresh = false): Promise<boolean> {
-    return (await this.sizeOf(id, fresh)) !== null;
+  async has(id: string): Promise<boolean> {
+    return (await this.sizeOf(id)) !== null;
+  }
+
+  /** Rejects when the bucket cannot answer, or when the file is removed during the look. */
+  async hasLately(id: string): Promise<boolean> {
+    return (await this.present.fetch(id)) === true;
   }
 
   /** A HEAD per file, which a list of many would pay for every time: left to `has`. */
@@ -75,7 +94,7 @@ export class S3Store implements FileStore {
   }
 
   async remove(id: string): Promise<void> {
-    this.sizes.delete(id);
+    this.forget(id);
     await this.bucket.client.send(new DeleteObjectCommand({ Bucket: this.bucket.name, Key: this.bucket.keyOf(id) })).catch((error: unknown) => {
       if (!isMissing(error)) throw bucketFailure(this.bucket, 'remove a file', error);
     });
@@ -111,23 +130,30 @@ export class S3Store implements FileStore {
     this.bucket.close();
   }
 
-  /** `fresh`: asked of the bucket, and not kept, so that a look at the file (GET of its download) never delays the news that it is gone. */
-  private async sizeOf(id: string, fresh = false): Promise<number | null> {
+  /** The size of the file, as the file link knows it: from its own HEAD, up to a second old. */
+  private async sizeOf(id: string): Promise<number | null> {
     const known = this.sizes.get(id);
-    if (!fresh && known && Date.now() - known.at < SIZE_KEPT_MS) return known.size;
-    this.sizes.delete(id);
+    if (known !== undefined) return known;
+    const size = await this.head(id);
+    if (size === null) this.forget(id);
+    else this.sizes.set(id, size);
+    return size;
+  }
+
+  /** The size of the object as the bucket says it now; null when there is none. */
+  private async head(id: string): Promise<number | null> {
     try {
       const head = await this.bucket.client.send(new HeadObjectCommand({ Bucket: this.bucket.name, Key: this.bucket.keyOf(id) }));
-      const size = head.ContentLength ?? 0;
-      if (fresh) return size;
-      // The oldest entry goes first: a Map keeps its insertion order.
-      if (this.sizes.size >= SIZES_KEPT) this.sizes.delete(this.sizes.keys().next().value!);
-      this.sizes.set(id, { size, at: Date.now() });
-      return size;
+      return head.ContentLength ?? 0;
     } catch (error) {
       if (isMissing(error)) return null;
       throw bucketFailure(this.bucket, 'find a file', error);
     }
+  }
+
+  private forget(id: string): void {
+    this.sizes.delete(id);
+    this.present.delete(id);
   }
 
   private async sendRange(id: string, out: Writable, start: number, end: number): Promise<void> {
@@ -144,7 +170,7 @@ export class S3Store implements FileStore {
       // A client that went away is no failure of the store.
       if (out.destroyed || abort.signal.aborted) return;
       if (isMissing(error)) {
-        this.sizes.delete(id);
+        this.forget(id);
         throw new StoredFileGone(id);
       }
       throw bucketFailure(this.bucket, 'send a file', error);
