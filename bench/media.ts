@@ -15,10 +15,17 @@ const CLIP = [
   ...['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-shortest'],
 ];
 /**
- * Copies of the clip (about 7 MB each) in the files the direct download is measured with. The
- * medium one comes from a server that sends 8 MiB/s per connection: about 15 s on one connection.
+ * The files the direct download is measured with: copies of the clip (about 7 MB each), cut at
+ * `seconds` where given. The medium and short ones come from a server that sends 8 MiB/s per
+ * connection: about 15 s and 4 s on one connection.
  */
-const COPIES = { small: 4, medium: 18, big: 43, huge: 430 };
+const FILES: Record<string, { copies: number; seconds?: number }> = {
+  small: { copies: 4 },
+  short: { copies: 5, seconds: 18.3 },
+  medium: { copies: 18 },
+  big: { copies: 43 },
+  huge: { copies: 430 },
+};
 export const HLS_SEGMENTS = 300;
 const HLS = [
   ...['-f', 'lavfi', '-i', `testsrc=size=320x180:rate=10:duration=${HLS_SEGMENTS}`],
@@ -34,8 +41,9 @@ export type BenchMedia = {
   dir: string;
   /** ~300 MB MP4, relative to `dir`. */
   big: string;
-  /** ~125 MB MP4, for the source that limits each connection's rate. */
+  /** ~125 MB and ~32 MB MP4s, for the source that limits each connection's rate. */
   medium: string;
+  short: string;
   /** ~30 MB and ~3 GB MP4s, for memory that must not grow with the file. */
   small: string;
   huge: string;
@@ -47,18 +55,19 @@ export type BenchMedia = {
 export async function prepareMedia(ffmpeg: string): Promise<BenchMedia> {
   // Quiet, and overwriting what a killed run left half-made.
   const runFfmpeg = (args: string[], cwd?: string) => timedRun(ffmpeg, ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...args], cwd);
-  const recipes = { CLIP, COPIES, HLS };
+  const recipes = { CLIP, FILES, HLS };
   const key = createHash('sha256').update(JSON.stringify({ ffmpeg, recipes })).digest('hex').slice(0, 16);
   const dir = path.join(os.tmpdir(), `vds-bench-media-${key}`);
   await mkdir(dir, { recursive: true });
   // Served to nginx workers and to the service, whoever they run as.
   await chmod(dir, 0o755);
   await ensure(dir, 'clip.mp4', (out) => runFfmpeg([...CLIP, '-f', 'mp4', out]));
-  for (const [name, copies] of Object.entries(COPIES)) {
+  for (const [name, { copies, seconds }] of Object.entries(FILES)) {
     await ensure(dir, `${name}.mp4`, async (out) => {
       const list = `${out}.txt`;
       await writeFile(list, `file '${path.join(dir, 'clip.mp4')}'\n`.repeat(copies));
-      await runFfmpeg(['-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', out]);
+      const cut = seconds === undefined ? [] : ['-t', String(seconds)];
+      await runFfmpeg(['-f', 'concat', '-safe', '0', '-i', list, ...cut, '-c', 'copy', '-movflags', '+faststart', '-f', 'mp4', out]);
     });
   }
   await ensure(dir, 'hls', async (out) => {
@@ -67,7 +76,7 @@ export async function prepareMedia(ffmpeg: string): Promise<BenchMedia> {
     const segments = (await readdir(out)).filter((name) => name.endsWith('.ts')).length;
     if (segments !== HLS_SEGMENTS) throw new Error(`ffmpeg cut the HLS stream into ${segments} segments, not ${HLS_SEGMENTS}`);
   });
-  return { dir, big: 'big.mp4', medium: 'medium.mp4', small: 'small.mp4', huge: 'huge.mp4', hlsPlaylist: 'hls/index.m3u8' };
+  return { dir, big: 'big.mp4', medium: 'medium.mp4', short: 'short.mp4', small: 'small.mp4', huge: 'huge.mp4', hlsPlaylist: 'hls/index.m3u8' };
 }
 
 /** Makes `name` in `dir` unless it is there; built aside and renamed, so it is whole when it is there. */

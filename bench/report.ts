@@ -18,7 +18,7 @@ export function renderReport(rows: Row[], facts: RunFacts, notes: string[] = [])
     '',
     renderTable(rows),
     '',
-    "ratio: how many times the reference's performance ours reaches (ours / reference for rates, reference / ours for times and sizes); above 1, ours does better.",
+    "ratio: how many times the reference's performance ours reaches (ours / reference for rates, reference / ours for times and sizes); above 1, ours does better. Memory growth, judged by itself, has none.",
     '',
     ...notes.flatMap((note) => [note, '']),
   ].join('\n');

@@ -15,6 +15,7 @@ export type Target = { text: string; met(ours: number, ratio: number): boolean }
 
 export const ratioAtLeast = (min: number, text = `≥ ${min}`): Target => ({ text, met: (_ours, ratio) => ratio >= min });
 export const oursBelow = (limit: number, text: string): Target => ({ text, met: (ours) => ours < limit });
+export const oursAtMost = (limit: number, text: string): Target => ({ text, met: (ours) => ours <= limit });
 
 type Reference = { label: string; value: number };
 
@@ -34,6 +35,19 @@ export function row(figure: string, ours: number, reference: Reference, better: 
   };
 }
 
+/** A growth over a baseline, such as the service's memory over the idle service: the baseline beside it, and no ratio, for a growth has none to it. */
+export function growthRow(figure: string, growth: number, baseline: Reference, format: (value: number) => string, target: Target): Row {
+  return {
+    figure,
+    ours: `${growth < 0 ? '-' : '+'}${format(Math.abs(growth))}`,
+    reference: `${baseline.label}: ${format(baseline.value)}`,
+    ratio: null,
+    target: target?.text ?? '—',
+    // A growth has no ratio to judge; its target is a bound on the growth itself.
+    met: target ? target.met(growth, NaN) : null,
+  };
+}
+
 export function renderTable(rows: Row[]): string {
   const cells = (values: string[]) => `| ${values.join(' | ')} |`;
   return [
@@ -46,6 +60,8 @@ export function renderTable(rows: Row[]): string {
 }
 
 export const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
+/** To a tenth of a MB, for memory judged by a few MB. */
+export const megabytesTenths = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 export const megabytesPerSecond = (bytesPerSecond: number) => `${(bytesPerSecond / 1e6).toFixed(0)} MB/s`;
 export const perSecond = (count: number) => `${count.toFixed(0)}/s`;
 export const milliseconds = (ms: number) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${ms.toFixed(ms < 10 ? 1 : 0)} ms`);
