@@ -75,9 +75,13 @@ class HashThread {
   }
 }
 
+/** The thread is told of a file's growth in steps of at least this: each message costs the event loop. */
+const STEP_BYTES = 8 * 1024 * 1024;
+
 /** The hash of one file as the thread reads it. */
 export class FollowedHash {
   private ended = false;
+  private told = 0;
 
   constructor(
     private readonly id: number,
@@ -87,10 +91,12 @@ export class FollowedHash {
 
   /** Bytes [0, end) of the file are written: the thread may read them. */
   upTo(end: number): void {
-    if (!this.ended) this.thread.postMessage({ op: 'upTo', id: this.id, end } satisfies HashRequest);
+    if (this.ended || end - this.told < STEP_BYTES) return;
+    this.told = end;
+    this.thread.postMessage({ op: 'upTo', id: this.id, end } satisfies HashRequest);
   }
 
-  /** The sha256 (hex) of the file's first `size` bytes (null: all of them); fails when fewer could be read. */
+  /** The sha256 (hex) of the file's first `size` bytes (null: all of them), read to its end first; fails when fewer could be read. */
   digest(size: number | null, signal?: AbortSignal): Promise<string> {
     this.ended = true;
     return this.digestOn(size, signal);

@@ -94,7 +94,7 @@ export class HeadProbe {
   private async feed(stdin: Writable): Promise<void> {
     const handle = await open(this.file, 'r');
     try {
-      for (let fed = 0; !stdin.destroyed && !this.stop.signal.aborted; ) {
+      for (let fed = 0; !stdin.destroyed && !this.stop.signal.aborted;) {
         if (fed >= MAX_FED_BYTES) {
           this.overfed = true;
           break;

@@ -1,5 +1,6 @@
-// The memory bulk connections (bulk-get.ts) read into: each socket read lands in one shared buffer
-// and is copied into one of its connection's two slabs, which take turns filling and being written.
+// The memory bulk connections (bulk-get.ts) read into: each socket read lands in one of its
+// connection's two slabs, which take turns filling and being written (in a buffer every connection
+// shares, to be copied out, only when neither has room).
 // Every open connection's slabs share one budget, and an ended connection's are kept for the next
 // (docs/performance.md, "Why the code is as it is", says why).
 
@@ -14,7 +15,7 @@ const SLABS_BUDGET_BYTES = 8 * 1024 * 1024;
 /** Below this the writes a read makes cost more than the memory they save. */
 const MIN_SLAB_BYTES = 128 * 1024;
 
-/** Where every socket read lands, before it is copied out. */
+/** Where a socket read lands when its connection's slabs are both busy, before it is copied out. */
 const incoming = Buffer.allocUnsafe(MAX_READ_BYTES);
 
 /** Once no connection has been open this long, the spare slabs are let go. */
@@ -66,14 +67,29 @@ export class ConnectionSlabs {
   private at = 0;
   private wake: (() => void) | null = null;
   private open = true;
+  /** The part of a slab the socket reads into next: taken out of the slab (and counted as pending) until its read is held. */
+  private lent: { slab: Slab; at: number; size: number } | null = null;
 
   constructor() {
     openConnections++;
     clearTimeout(dropSpare);
   }
 
-  /** Where the socket reads next: half a slab of today's size, so that a read always fits one. */
-  readonly readInto = (): Buffer => incoming.subarray(0, slabBytes() / 2);
+  /**
+   * Where the socket reads next: half a slab of today's size, so that a read always fits one, in the
+   * slab it will be held in, so that `hold` need not copy it.
+   */
+  readonly readInto = (): Buffer => {
+    // Node asks for the next read's memory after each read, whether or not that one was held.
+    this.giveBack();
+    const size = slabBytes() / 2;
+    if (!this.open || !this.readable) return incoming.subarray(0, size);
+    const slab = this.slabFor(size);
+    this.lent = { slab, at: slab.used, size };
+    slab.used += size;
+    slab.pending++;
+    return slab.buffer.subarray(this.lent.at, this.lent.at + size);
+  };
 
   /** Whether the next read has a place to go; when not, `whenReadable` says when it has. */
   get readable(): boolean {
@@ -84,8 +100,15 @@ export class ConnectionSlabs {
     this.wake = wake;
   }
 
-  /** A copy of `bytes`, and what to call once it has been written. */
+  /** `bytes` in a slab (copied there unless they were read there), and what to call once it has been written. */
   hold(bytes: Buffer): { copy: Buffer; written: () => void } {
+    const lent = this.lent;
+    if (lent && bytes.buffer === lent.slab.buffer.buffer && bytes.byteOffset === lent.slab.buffer.byteOffset + lent.at && bytes.length <= lent.size) {
+      // Read where it is held: what the loan counted as pending is now this write.
+      this.lent = null;
+      if (lent.slab.used === lent.at + lent.size) lent.slab.used = lent.at + bytes.length;
+      return { copy: bytes, written: () => this.written(lent.slab) };
+    }
     const slab = this.slabFor(bytes.length);
     const copy = slab.buffer.subarray(slab.used, slab.used + bytes.length);
     bytes.copy(copy);
@@ -97,6 +120,7 @@ export class ConnectionSlabs {
   /** The connection has ended: nothing more is read. */
   close(): void {
     this.wake = null;
+    this.giveBack();
     if (!this.open) return;
     this.open = false;
     for (const [at, slab] of this.slabs.entries()) {
@@ -131,6 +155,15 @@ export class ConnectionSlabs {
     const made = { buffer: bytes > size ? Buffer.allocUnsafe(bytes) : takeSlab(size), used: 0, pending: 0 };
     this.slabs[this.at] = made;
     return made;
+  }
+
+  /** Ends the loan of a part of a slab whose read was not held there (the head of an answer, say). */
+  private giveBack(): void {
+    const lent = this.lent;
+    if (!lent) return;
+    this.lent = null;
+    if (lent.slab.used === lent.at + lent.size) lent.slab.used = lent.at;
+    this.written(lent.slab);
   }
 
   private written(slab: Slab): void {

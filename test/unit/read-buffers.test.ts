@@ -82,8 +82,9 @@ test('when a connection ends while a write is on its way, then its slab is reuse
 
 test('when both slabs of a connection wait on writes, then it may not read until one lands', () => {
   const [connection] = open(1);
-  const size = connection!.readInto().length;
-  const holds = [connection!.hold(Buffer.alloc(size)), connection!.hold(Buffer.alloc(size)), connection!.hold(Buffer.alloc(size))];
+  // Each read lands in the memory lent for it, and is held there.
+  const read = () => connection!.hold(connection!.readInto());
+  const holds = [read(), read(), read()];
   // Two reads fill the first slab, the third went to the second.
   expect(connection!.readable).toBe(false);
   let woken = false;
@@ -94,5 +95,31 @@ test('when both slabs of a connection wait on writes, then it may not read until
   expect(woken).toBe(true);
   expect(connection!.readable).toBe(true);
   holds[2]!.written();
+  connection!.close();
+});
+
+test('when a read lands in the memory lent for it, then it is held there, not copied', () => {
+  const [connection] = open(1);
+  const into = connection!.readInto();
+  into.fill(9, 0, 500);
+  const held = connection!.hold(into.subarray(0, 500));
+  expect(held.copy.buffer).toBe(into.buffer);
+  expect(held.copy.byteOffset).toBe(into.byteOffset);
+  held.written();
+  connection!.close();
+});
+
+test('when bytes are held while memory is lent for the next read (those that came with the head), then they go beside it, never into it', () => {
+  const [connection] = open(1);
+  const into = connection!.readInto();
+  const early = connection!.hold(Buffer.alloc(1000, 7));
+  // The read lands over all of the memory lent for it.
+  into.fill(9);
+  expect(early.copy.every((byte) => byte === 7)).toBe(true);
+  const held = connection!.hold(into);
+  expect(held.copy.every((byte) => byte === 9)).toBe(true);
+  expect(early.copy.every((byte) => byte === 7)).toBe(true);
+  early.written();
+  held.written();
   connection!.close();
 });

@@ -7,7 +7,7 @@ import type { BulkResponse } from '../../net/bulk-get.ts';
 import { ByteMeter, tooLarge } from '../../net/byte-meter.ts';
 import { discard, type SourceResponse } from '../../net/guarded-client.ts';
 import type { SourceContext } from '../types.ts';
-import { Piece, PieceQueue } from './pieces.ts';
+import { MIN_PIECE_BYTES, Piece, PieceQueue } from './pieces.ts';
 import { contentRange, type Resumption } from './resume.ts';
 import { streamPiece, type PieceFetch } from './stream-piece.ts';
 import { ifRangeOf, sameVersion, versionOf, type FileVersion } from './version.ts';
@@ -37,6 +37,15 @@ const WATCH_MS = 50;
 const SHARE_IF_LEFT_MS = 1000;
 /** Nor is a connection this fast: past it the bound is the machine's CPU and disk, not the connection. */
 const SHARE_BELOW_BYTES_PER_SECOND = 64 * 1024 * 1024;
+/**
+ * A file whose length lies in [SPLIT_AT_ONCE_FROM_BYTES, SPLIT_AT_ONCE_BELOW_BYTES) is shared out
+ * as soon as its first answer comes, not once it is seen to be slow: behind a per-connection
+ * throttle the wait costs a mid-size file most of its time, while a fast source brings it in a
+ * fraction of a second over several connections as over one. A larger one waits to be seen slow:
+ * from a fast source one connection is faster than several (docs/performance.md).
+ */
+const SPLIT_AT_ONCE_FROM_BYTES = 2 * MIN_PIECE_BYTES;
+const SPLIT_AT_ONCE_BELOW_BYTES = 256 * 1024 * 1024;
 /**
  * The rest of a file this large is asked for again to be read into reused buffers: the wait for
  * the second answer (a round trip or three) and the bytes the first sent meanwhile are then small
@@ -100,8 +109,9 @@ async function fetchRestInto(ctx: SourceContext, source: Resumption, prefix: Wri
   const queue = new PieceQueue([], ctx.transfer.grain);
   queue.adopt(front);
   const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, keptAfter ? spanBytes(kept) : from), prefix);
-  const opened = await readIntoBuffers(ctx, { piece: front, response, responseEnd: total }, version);
-  await connections.run([opened], version ? 'when slow' : 'never');
+  const atOnce = version !== null && kept.length === 0 && version.total >= SPLIT_AT_ONCE_FROM_BYTES && version.total < SPLIT_AT_ONCE_BELOW_BYTES;
+  const opened = atOnce ? { piece: front, response, responseEnd: total } : await readIntoBuffers(ctx, { piece: front, response, responseEnd: total }, version);
+  await connections.run([opened], version ? (atOnce ? 'now' : 'when slow') : 'never');
   return total ?? front.position;
 }
 
@@ -170,11 +180,13 @@ class Connections {
 
   /**
    * Reads the responses at hand, and has the rest of the pieces fetched over further connections:
-   * at once, as soon as the first is seen to be slow (over any WATCH_MS), or never.
+   * at once (pieces already waiting), now (the first piece shared out before it is seen to be slow), as soon as it is seen to be slow (over any WATCH_MS), or never.
    */
-  async run(opened: PieceFetch[], more: 'at once' | 'when slow' | 'never'): Promise<void> {
+  async run(opened: PieceFetch[], more: 'at once' | 'now' | 'when slow' | 'never'): Promise<void> {
     for (const fetch of opened) this.connect(fetch);
     if (more === 'at once') this.connectMore(opened.length);
+    // The first connection's piece shared out before it is seen to be slow.
+    if (more === 'now') this.connect(this.share(opened[0]!.piece));
     let watch: NodeJS.Timeout | undefined;
     if (more === 'when slow') {
       const [{ piece }] = opened as [PieceFetch];
