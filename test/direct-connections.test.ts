@@ -38,7 +38,7 @@ beforeAll(async () => {
     sizedMedia(),
     startFixtureServer(),
   ]);
-  await Promise.all(['large.mp4', 'six-parts.mp4'].map((name) => symlink(media[name as SizedMediaName], path.join(root, name))));
+  await Promise.all(['large.mp4', 'six-parts.mp4', 'beyond-split.mp4'].map((name) => symlink(media[name as SizedMediaName], path.join(root, name))));
   [app, single, nginx] = await Promise.all([
     startTestService(),
     startTestService({ directConnections: 1 }),
@@ -154,9 +154,29 @@ test('when nginx throttles each connection (limit_rate) of a 20 MB file, then th
   expect(sent).toBeLessThan(size * 1.25);
 }, 60_000);
 
-test('when nginx serves a 48 MiB file at full speed, then the first GET is let go once a ranged GET of the whole file has answered, and the file comes whole on its first attempt with its bytes sent about once', async () => {
+test('when nginx serves a 48 MiB file at full speed, then it is shared out over ranged connections from its first answer, and comes whole on its first attempt with its bytes sent about once', async () => {
   const target = `/unthrottled/six-parts.mp4?download=${nextDownload()}`;
   const { done } = await expectDownloaded(service, nginx.url + target, media['six-parts.mp4']);
+  const size = done.file!.size_bytes;
+  const gets = await loggedGets(target);
+  const [first, ...others] = gets.filter((request) => request.range === undefined);
+  const ranged = gets.filter((request) => request.range !== undefined);
+  expect({ first: first?.status, others }).toEqual({ first: 200, others: [] });
+  expect(ranged.filter((request) => request.status !== 206)).toEqual([]);
+  // Shared out at once: ranges of its pieces after the first GET's, none of them the file whole.
+  expect(ranged.length).toBeGreaterThan(1);
+  expect(ranged.map((request) => request.range)).not.toContain(`bytes=0-${size - 1}`);
+  const asked = rangesAsked(ranged);
+  expect(asked[0]!.first).toBeGreaterThan(0);
+  expect(neverAsked(asked, size)).toEqual([]);
+  expect(first!.bodyBytes).toBeLessThan(size / 2);
+  const sent = gets.reduce((sum, request) => sum + request.bodyBytes, 0);
+  expect(sent).toBeLessThan(size * 1.25);
+}, 60_000);
+
+test('when nginx serves a 260 MiB file at full speed, then the first GET is let go once a ranged GET of the whole file has answered, and the file comes whole on its first attempt with its bytes sent about once', async () => {
+  const target = `/unthrottled/beyond-split.mp4?download=${nextDownload()}`;
+  const { done } = await expectDownloaded(service, nginx.url + target, media['beyond-split.mp4']);
   const size = done.file!.size_bytes;
   const gets = await loggedGets(target);
   const [first, again, ...others] = gets.sort((a, b) => a.connection - b.connection);
@@ -173,7 +193,7 @@ test('when nginx serves a 48 MiB file at full speed, then the first GET is let g
   // The first GET sent what its socket buffers held before it was let go.
   expect(first!.bodyBytes).toBeLessThan(size / 4);
   expect(sent).toBeLessThan(size * 1.25);
-}, 60_000);
+}, 120_000);
 
 test('when DIRECT_CONNECTIONS=1 and nginx throttles each connection of a 20 MB file, then the download comes over one GET', async () => {
   const target = `/large.mp4?download=${nextDownload()}`;

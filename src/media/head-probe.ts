@@ -48,6 +48,7 @@ export class HeadProbe {
    * whole (not such a file, or its head did not tell).
    */
   async result(): Promise<MediaInfo | null> {
+    if (this.stop.signal.aborted) return null;
     this.complete = true;
     this.woken();
     await this.deciding;

@@ -11,6 +11,13 @@ import { headEnd, MAX_HEAD_BYTES, parseHead, plainLength, slowHead, type Respons
 // request per connection, no redirects (the file's URL is already the end of them), and a body
 // framed by Content-Length alone.
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * Reads that follow one another in a slab go to the disk as one write once they reach this, or
+ * WRITE_AFTER_MS after the first of them: a socket read brings 64 to 150 KiB, and each write is a
+ * round trip to the thread pool (docs/performance.md).
+ */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+const WRITE_AFTER_MS = 50;
 const FIELD_VALUE = /^[\t -~\x80-\xff]*$/;
 
 export type BulkRequest = {
@@ -71,6 +78,8 @@ class BulkConnection {
   private body: { writer: FileWriter; take: BulkChunkTaker; length: number; received: number; done(error?: Error): void } | null = null;
   private paused = false;
   private settled = false;
+  /** Reads held in a slab, one after another, not yet handed to the writer. */
+  private batch: { bytes: Buffer; written: Array<() => void>; timer: NodeJS.Timeout } | null = null;
   /** The connect timeout, then the time the whole head may take (headDeadline). */
   private headTimer: NodeJS.Timeout;
 
@@ -194,7 +203,7 @@ class BulkConnection {
     }
     if (taken.bytes.length > 0) {
       const { copy, written } = this.slabs.hold(taken.bytes);
-      body.writer.write(copy, written);
+      this.write(copy, written);
     }
     if (taken.enough || body.received === body.length) {
       this.finish();
@@ -202,6 +211,7 @@ class BulkConnection {
     }
     if (!this.slabs.readable) {
       // Reading waits for the disk.
+      this.flush();
       this.paused = true;
       this.slabs.whenReadable(this.wake);
       return false;
@@ -209,9 +219,32 @@ class BulkConnection {
     return true;
   }
 
+  /** `bytes`, held in a slab, to be written: with the reads before it when it follows them there. */
+  private write(bytes: Buffer, written: () => void): void {
+    const batch = this.batch;
+    if (batch && bytes.buffer === batch.bytes.buffer && bytes.byteOffset === batch.bytes.byteOffset + batch.bytes.length) {
+      batch.bytes = Buffer.from(bytes.buffer, batch.bytes.byteOffset, batch.bytes.length + bytes.length);
+      batch.written.push(written);
+    } else {
+      this.flush();
+      this.batch = { bytes, written: [written], timer: setTimeout(() => this.flush(), WRITE_AFTER_MS) };
+    }
+    if (this.batch!.bytes.length >= WRITE_BATCH_BYTES) this.flush();
+  }
+
+  /** Hands the reads held so far to the writer. */
+  private flush(): void {
+    const batch = this.batch;
+    if (!batch || !this.body) return;
+    this.batch = null;
+    clearTimeout(batch.timer);
+    this.body.writer.write(batch.bytes, () => batch.written.forEach((written) => written()));
+  }
+
   /** The body has all it was to have: the connection goes, and the writer ends once its bytes are written. */
   private finish(): void {
     const body = this.body!;
+    this.flush();
     this.settle();
     body.writer.once('finish', () => body.done());
     body.writer.once('error', (error) => body.done(error));
@@ -241,6 +274,8 @@ class BulkConnection {
   private fail(error: unknown): void {
     if (this.settled) return;
     const body = this.body;
+    // What came before the failure is written all the same (stopWriter).
+    if (error !== null && !this.request.signal.aborted) this.flush();
     this.settle();
     if (error === null) return;
     this.failOpen(error);
@@ -252,6 +287,9 @@ class BulkConnection {
 
   private settle(): void {
     this.settled = true;
+    // Reads not handed over by now are not to be written (a cancel).
+    if (this.batch) clearTimeout(this.batch.timer);
+    this.batch = null;
     this.slabs.close();
     clearTimeout(this.headTimer);
     this.request.signal.removeEventListener('abort', this.onAbort);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { appendFile, mkdir, rename, rm, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { bundledFfmpeg, resolveFfmpeg, runFfmpeg } from './ffmpeg.ts';
 import { MEDIA_DIR_ENV, publishedEnv } from './published-env.ts';
@@ -67,6 +67,8 @@ const recipes = {
   },
   // Six parts of an S3 upload (8 MiB each): a worker killed part-way has some of them recorded.
   'six-parts.mp4': { args: clip('320x240', 3), bytes: 48 * 1024 * 1024 },
+  // Past the length below which a file from a source of ranges is shared out from its first answer.
+  'beyond-split.mp4': { args: clip('320x240', 3), bytes: 260 * 1024 * 1024 },
 } as const satisfies Record<string, Recipe>;
 
 export type SizedMediaName = keyof typeof recipes;
@@ -80,10 +82,12 @@ async function padTo(file: string, bytes: number): Promise<void> {
   const gap = bytes - size;
   if (gap === 0) return;
   if (gap < 8) throw new Error(`${file} came out at ${size} bytes, too close to or above the ${bytes} it must be padded to`);
-  const box = Buffer.alloc(gap);
-  box.writeUInt32BE(gap, 0);
-  box.write('free', 4, 'latin1');
-  await appendFile(file, box);
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(gap, 0);
+  head.write('free', 4, 'latin1');
+  await appendFile(file, head);
+  // Zeros to the end, without holding them all in memory.
+  await truncate(file, bytes);
 }
 
 async function make(dir: string, name: SizedMediaName): Promise<void> {
