@@ -28,11 +28,14 @@ import { ifRangeOf, sameVersion, versionOf, type FileVersion } from './version.t
  */
 export type FetchedRest = { sizeBytes: number; sha256: (() => Promise<string>) | null };
 
+/** How often the first connection's speed is looked at. */
+const WATCH_MS = 50;
 /**
- * How often the first connection's speed is looked at, over the last such period: its first bytes
+ * A connection is slow when it has been for this long: one that waits on the disk for a moment
+ * (its slabs both being written), or starts while the machine is busy, is not; and its first bytes
  * come in a burst (what the source's socket held), which alone would make it look fast.
  */
-const WATCH_MS = 50;
+const SLOW_FOR_MS = 250;
 /** A file that one connection will bring within this, at the speed seen, is not shared out. */
 const SHARE_IF_LEFT_MS = 1000;
 /** Nor is a connection this fast: past it the bound is the machine's CPU and disk, not the connection. */
@@ -180,7 +183,7 @@ class Connections {
 
   /**
    * Reads the responses at hand, and has the rest of the pieces fetched over further connections:
-   * at once (pieces already waiting), now (the first piece shared out before it is seen to be slow), as soon as it is seen to be slow (over any WATCH_MS), or never.
+   * at once (pieces already waiting), now (the first piece shared out before it is seen to be slow), as soon as it is seen to be slow (for SLOW_FOR_MS), or never.
    */
   async run(opened: PieceFetch[], more: 'at once' | 'now' | 'when slow' | 'never'): Promise<void> {
     for (const fetch of opened) this.connect(fetch);
@@ -190,10 +193,14 @@ class Connections {
     let watch: NodeJS.Timeout | undefined;
     if (more === 'when slow') {
       const [{ piece }] = opened as [PieceFetch];
-      let [lastAt, lastPosition] = [Date.now(), piece.position];
+      // Where the piece was at each look, over the last SLOW_FOR_MS.
+      const looks = [{ at: Date.now(), position: piece.position }];
       watch = setInterval(() => {
-        const bytesPerSecond = ((piece.position - lastPosition) * 1000) / Math.max(1, Date.now() - lastAt);
-        [lastAt, lastPosition] = [Date.now(), piece.position];
+        const now = { at: Date.now(), position: piece.position };
+        looks.push(now);
+        if (now.at - looks[0]!.at < SLOW_FOR_MS) return;
+        while (now.at - looks[1]!.at >= SLOW_FOR_MS) looks.shift();
+        const bytesPerSecond = ((now.position - looks[0]!.position) * 1000) / Math.max(1, now.at - looks[0]!.at);
         const slow = bytesPerSecond < SHARE_BELOW_BYTES_PER_SECOND && (piece.left * 1000) / Math.max(1, bytesPerSecond) > SHARE_IF_LEFT_MS;
         if (piece.left === 0 || !slow) return;
         clearInterval(watch);
