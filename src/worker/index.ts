@@ -14,8 +14,10 @@ export type Worker = { stop(): Promise<void> };
 
 /** Consumes the download queue, WORKER_CONCURRENCY jobs at a time in this process, and the collection and subscription queues. */
 export async function startWorker(boss: PgBoss, deps: DownloadDeps & { expand: ExpandDeps; check: CheckDeps }): Promise<Worker> {
-  // Its thread is part of the idle worker, not of its first download; idle, it keeps no process alive.
+  // Their threads are part of the idle worker, not of its first download (a thread takes a few
+  // hundred ms to start); idle, they keep no process alive.
   hashThread.start();
+  deps.sandbox.prestart();
   await startRetention(boss, deps);
   const webhooks = await startWebhookDelivery(boss, deps);
   const expansions = await startExpansions(boss, { ...deps.expand, changes: deps.changes });

@@ -61,6 +61,14 @@ export class DocumentSandbox {
     return this.read('ttml', input, signal) as Promise<DocumentRequests['ttml']['reply']>;
   }
 
+  /** Starts a thread to keep idle, so that the first document does not wait for one to start. */
+  prestart(): void {
+    if (this.threads.size > 0) return;
+    const thread = this.thread();
+    thread.unref();
+    this.idle.push(thread);
+  }
+
   async close(): Promise<void> {
     const threads = [...this.threads];
     this.idle.length = 0;
