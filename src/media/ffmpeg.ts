@@ -178,7 +178,12 @@ export function logLines(stderr: string): Array<{ level: string | null; text: st
 
 /** Whether ffmpeg complained of an error as it ran (of its lines tagged with a level, see `LEVELLED_LOG`). */
 export function failed(stderr: string): boolean {
-  return logLines(stderr).some((line) => line.level !== null && FAILURES.has(line.level) && !GENERIC.some((pattern) => pattern.test(line.text)));
+  return logLines(stderr).some((line) => FAILURES.has(line.level ?? '') && !generic(line.text));
+}
+
+/** A line that says only that something failed, not what. */
+function generic(text: string): boolean {
+  return GENERIC.some((pattern) => pattern.test(text));
 }
 
 /**
@@ -193,6 +198,6 @@ export function failureLine(stderr: string, files: string[]): string {
     .filter((line) => !levelled || FAILURES.has(line.level ?? ''))
     .map(({ text }) => files.reduce((line, file) => line.replaceAll(fileUrl(file), path.basename(file)).replaceAll(file, path.basename(file)), text).trim())
     .filter(Boolean);
-  const meaningful = lines.filter((line) => !GENERIC.some((pattern) => pattern.test(line)));
+  const meaningful = lines.filter((line) => !generic(line));
   return meaningful.at(-1) ?? lines.at(-1) ?? 'ffmpeg failed without a message.';
 }

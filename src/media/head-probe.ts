@@ -32,7 +32,7 @@ export class HeadProbe {
     signal: AbortSignal,
   ) {
     signal.addEventListener('abort', () => this.stop.abort(signal.reason), { once: true, signal: this.stop.signal });
-    this.stop.signal.addEventListener('abort', () => this.wake?.(), { once: true });
+    this.stop.signal.addEventListener('abort', () => this.woken(), { once: true });
   }
 
   /** The file is whole up to `end`. */

@@ -113,7 +113,8 @@ async function fetchRestInto(ctx: SourceContext, source: Resumption, prefix: Wri
   queue.adopt(front);
   const connections = new Connections(ctx, queue, version, new ByteMeter(ctx, total, keptAfter ? spanBytes(kept) : from), prefix);
   const atOnce = version !== null && kept.length === 0 && version.total >= SPLIT_AT_ONCE_FROM_BYTES && version.total < SPLIT_AT_ONCE_BELOW_BYTES;
-  const opened = atOnce ? { piece: front, response, responseEnd: total } : await readIntoBuffers(ctx, { piece: front, response, responseEnd: total }, version);
+  const first: PieceFetch = { piece: front, response, responseEnd: total };
+  const opened = atOnce ? first : await readIntoBuffers(ctx, first, version);
   await connections.run([opened], version ? (atOnce ? 'now' : 'when slow') : 'never');
   return total ?? front.position;
 }
