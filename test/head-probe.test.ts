@@ -1,4 +1,4 @@
-import { copyFile, mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdtemp, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { HeadProbe } from '../src/media/head-probe.ts';
@@ -62,11 +62,30 @@ test.each([
   expect(await head.result()).toBeNull();
 });
 
-test('when the download stops while ffmpeg waits for more of the head, then the probe ends with nothing', async () => {
+/** The ffmpeg runs of this process that read a pipe, as their pids. */
+async function pipeProbes(): Promise<string[]> {
+  const tasks = await readdir(`/proc/${process.pid}/task`);
+  const children = (await Promise.all(tasks.map((task) => readFile(`/proc/${process.pid}/task/${task}/children`, 'utf8').catch(() => ''))))
+    .join(' ')
+    .split(/\s+/)
+    .filter(Boolean);
+  const commands = await Promise.all(children.map(async (pid) => [pid, await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')] as const));
+  return commands.filter(([, command]) => command.includes('pipe:0')).map(([pid]) => pid);
+}
+
+test('when the download stops while ffmpeg waits for more of the head, then ffmpeg is stopped and the probe ends with nothing', async () => {
+  const before = await pipeProbes();
   const head = new HeadProbe(ffmpeg, await headOf('fast.mp4', 40 * 1024), AbortSignal.timeout(30_000));
   head.grew(40 * 1024);
-  // Time for ffmpeg to start and wait on the pipe.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // ffmpeg starts, and waits on the pipe for bytes that are not written yet.
+  let waiting: string[] = [];
+  for (let tries = 0; waiting.length === 0 && tries < 100; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    waiting = (await pipeProbes()).filter((pid) => !before.includes(pid));
+  }
+  expect(waiting).toHaveLength(1);
   head.cancel();
   expect(await head.result()).toBeNull();
+  for (let tries = 0; (await pipeProbes()).includes(waiting[0]!) && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(await pipeProbes()).not.toContain(waiting[0]);
 });
