@@ -155,7 +155,7 @@ test('when nginx throttles each connection (limit_rate) of a 20 MB file, then th
   expect(sent).toBeLessThan(size * 1.25);
 }, 60_000);
 
-test('when nginx serves a 48 MiB file at full speed, then it is shared out over ranged connections from its first answer, and comes whole on its first attempt with its bytes sent about once', async () => {
+test('when nginx serves a 48 MiB file at full speed, then it is shared out from its first answer in pieces of at most 4 MiB (but its last), more than one per connection, and comes whole on its first attempt with its bytes sent about once', async () => {
   const target = `/unthrottled/six-parts.mp4?download=${nextDownload()}`;
   const { done } = await expectDownloaded(service, nginx.url + target, media['six-parts.mp4']);
   const size = done.file!.size_bytes;
@@ -170,6 +170,12 @@ test('when nginx serves a 48 MiB file at full speed, then it is shared out over 
   const asked = rangesAsked(ranged);
   expect(asked[0]!.first).toBeGreaterThan(0);
   expect(neverAsked(asked, size)).toEqual([]);
+  // Small pieces, taken in the file's order, keep it whole from its start close behind the
+  // connections, for its hash to follow: more pieces than the eight connections, none over 4 MiB
+  // but the file's last (what is left when no whole piece is).
+  expect(ranged.length).toBeGreaterThan(8);
+  const beforeTheLast = asked.filter(({ last }) => last < size - 1);
+  expect(Math.max(...beforeTheLast.map(({ first, last }) => last - first + 1))).toBeLessThanOrEqual(4 * 1024 * 1024);
   expect(first!.bodyBytes).toBeLessThan(size / 2);
   const sent = gets.reduce((sum, request) => sum + request.bodyBytes, 0);
   expect(sent).toBeLessThan(size * 1.25);

@@ -55,6 +55,13 @@ const SPLIT_AT_ONCE_BELOW_BYTES = 256 * 1024 * 1024;
  * beside it.
  */
 const BULK_FROM_BYTES = 32 * 1024 * 1024;
+/**
+ * A file shared out is cut into this many pieces per connection, taken in order: the file is then
+ * whole from its start close behind the fastest connection, so its hash keeps up instead of taking
+ * most of the file after the last byte, and a throttled source's burst for each new request is had
+ * more often.
+ */
+const PIECES_PER_CONNECTION = 4;
 
 /** `onWhole` hears how far the file is whole from its start, as that grows, when nothing was kept before. */
 export async function fetchRest(ctx: SourceContext, source: Resumption, onWhole?: (end: number) => void): Promise<FetchedRest> {
@@ -236,7 +243,7 @@ class Connections {
    * source answers it, the rest of the connections start. A refusal gives it all back.
    */
   private async share(front: Piece): Promise<PieceFetch | null> {
-    if (!this.queue.shareOut(front, this.ctx.directConnections)) return null;
+    if (!this.queue.shareOut(front, this.ctx.directConnections * PIECES_PER_CONNECTION)) return null;
     const last = this.queue.claim('last')!;
     const opened = await openPiece(this.ctx, last, this.version!, this.signal);
     if ('refused' in opened) {
