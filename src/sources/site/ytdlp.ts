@@ -35,6 +35,11 @@ export type ExtractOptions = {
   refusedHosts?: () => readonly string[];
   /** Which of the proxy's bounds on the run it went past: a failed run that did is `source_too_large`. */
   exceeded?: () => string | null;
+  /**
+   * Ends the proxy's credential (`ProxyPass.revoke`): called the moment the run is stopped or its
+   * yt-dlp exits, before the extraction settles, and again as it settles (whatever ended it).
+   */
+  revoke?: () => void;
 };
 
 /** The address space a run may take: yt-dlp reads pages and manifests in memory, and a page can be a bomb. */
@@ -161,6 +166,15 @@ export async function extractFlatPlaylist(ytdlp: YtDlp, options: ExtractOptions 
 
 /** yt-dlp's JSON description of `options.url`, run with `modeArgs`: how much of a playlist it reads. */
 async function runExtraction(ytdlp: YtDlp, modeArgs: string[], options: ExtractOptions): Promise<Buffer> {
+  try {
+    return await runYtDlp(ytdlp, modeArgs, options);
+  } finally {
+    // Also where no yt-dlp ran (a URL refused, a download cancelled before): no credential outlives its extraction.
+    options.revoke?.();
+  }
+}
+
+async function runYtDlp(ytdlp: YtDlp, modeArgs: string[], options: ExtractOptions): Promise<Buffer> {
   if (!/^https?:\/\//i.test(options.url)) throw new DownloadError('unsupported_source', 'Only http and https URLs are given to yt-dlp.');
   const args = [
     '--dump-single-json',
@@ -186,6 +200,7 @@ async function runExtraction(ytdlp: YtDlp, modeArgs: string[], options: ExtractO
     maxOutputBytes: options.maxOutputBytes ?? MAX_OUTPUT_BYTES,
     signal: options.signal,
     env: proxies,
+    ended: options.revoke,
   });
   if (run.exitCode !== 0) throw failure(run.stderr, options);
   return run.stdout;
@@ -339,7 +354,14 @@ function proxySecrets(proxyUrl: string): string[] {
 // ---------------------------------------------------------------------------------------------
 // Running it.
 
-type Limits = { timeoutMs: number; maxOutputBytes: number; signal?: AbortSignal; env?: Record<string, string> };
+type Limits = {
+  timeoutMs: number;
+  maxOutputBytes: number;
+  signal?: AbortSignal;
+  env?: Record<string, string>;
+  /** Called as the run is stopped (before the kill) and as its process exits (before its output is all read). */
+  ended?: () => void;
+};
 type Run = { exitCode: number | null; stdout: Buffer; stderr: string };
 
 /** Every run not yet over, to be killed at shutdown. */
@@ -395,6 +417,7 @@ function runIn(home: string, file: string, args: string[], limits: Limits): Prom
       closed: new Promise<void>((resolve) => (markClosed = resolve)),
       stop(reason: unknown) {
         stoppedBy ??= reason;
+        limits.ended?.();
         if (closed || child.pid === undefined) return;
         try {
           process.kill(-child.pid, 'SIGKILL');
@@ -424,6 +447,9 @@ function runIn(home: string, file: string, args: string[], limits: Limits): Prom
       stderr = (stderr + chunk).slice(-STDERR_TAIL);
     });
 
+    // The process is gone once it exits, though 'close' waits for whatever still holds its output
+    // (a process it left behind): what it was given ends with it.
+    child.on('exit', () => limits.ended?.());
     const finish = () => {
       closed = true;
       clearTimeout(timer);
