@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -11,7 +11,7 @@ import { flatListingOf, type FlatListing } from './flat-playlist.ts';
 
 // Running yt-dlp, confined. It only extracts (`--dump-single-json --no-download`); the service
 // fetches what it finds with its own fetchers. Each run gets no shell, a clean environment with a
-// HOME of its own (removed afterwards), a time limit, a bound on its output, and is killed (its whole
+// HOME of its own (removed afterwards, or at the next start if the process is killed), a time limit, a bound on its output, and is killed (its whole
 // process group) on any of those, on the download's cancellation, and at shutdown.
 
 /** A yt-dlp the service may run: where it is and what `--version` said. */
@@ -387,9 +387,40 @@ function boundedCommand(file: string, args: string[]): { file: string; args: str
   return PRLIMIT ? { file: PRLIMIT, args: [`--as=${MAX_ADDRESS_SPACE_BYTES}`, '--', file, ...args] } : { file, args };
 }
 
+// A run's HOME is named for the process that made it, so that a start can tell those a killed
+// process left (a `kill -9` removes nothing) from a live process's, and from anyone else's.
+const HOME_PREFIX = 'vds-ytdlp-home-';
+const LEFT_HOME = new RegExp(`^${HOME_PREFIX}(\\d{1,10})-[A-Za-z0-9]{6}$`);
+
+/** Removes the HOMEs of runs whose process is gone: only folders by that name, of this user, whose process does not exist. */
+export async function removeLeftoverHomes(): Promise<void> {
+  const dir = os.tmpdir();
+  const names = await readdir(dir).catch(() => []);
+  await Promise.all(
+    names.map(async (name) => {
+      const pid = LEFT_HOME.exec(name)?.[1];
+      if (!pid || processExists(Number(pid))) return;
+      const folder = path.join(dir, name);
+      const stats = await lstat(folder).catch(() => null);
+      if (!stats?.isDirectory() || stats.uid !== process.getuid?.()) return;
+      await rm(folder, { recursive: true, force: true }).catch(() => {});
+    }),
+  );
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // Another user's process is there all the same.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 async function runConfined(file: string, args: string[], limits: Limits): Promise<Run> {
   limits.signal?.throwIfAborted();
-  const home = await mkdtemp(path.join(os.tmpdir(), 'vds-ytdlp-'));
+  const home = await mkdtemp(path.join(os.tmpdir(), `${HOME_PREFIX}${process.pid}-`));
   try {
     return await runIn(home, file, args, limits);
   } finally {
