@@ -142,6 +142,8 @@ test('when the process is killed with SIGKILL while yt-dlp runs, then the next s
   for (const name of kept) await mkdir(path.join(tmp, name));
   await chown(path.join(tmp, kept[2]!), 65534, 65534);
   const env = { TMPDIR: tmp, YTDLP_PATH: fake };
+  // A service left from an earlier test would share the queue and could take the job instead.
+  await killServiceProcesses();
   let runGroup: number | undefined;
   try {
     const first = await startProcess(env);

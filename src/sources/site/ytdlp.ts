@@ -11,8 +11,9 @@ import { flatListingOf, type FlatListing } from './flat-playlist.ts';
 
 // Running yt-dlp, confined. It only extracts (`--dump-single-json --no-download`); the service
 // fetches what it finds with its own fetchers. Each run gets no shell, a clean environment with a
-// HOME of its own (removed afterwards, or at the next start if the process is killed), a time limit, a bound on its output, and is killed (its whole
-// process group) on any of those, on the download's cancellation, and at shutdown.
+// HOME of its own (removed afterwards, or by the next start if the process is killed), a time
+// limit, a bound on its output, and is killed (its whole process group) on any of those, on the
+// download's cancellation, and at shutdown.
 
 /** A yt-dlp the service may run: where it is and what `--version` said. */
 export type YtDlp = { path: string; version: string };
