@@ -22,7 +22,7 @@ import { LISTING_READ_TIMEOUT_MS, listEntries } from './sources/listing/index.ts
 import { sourceReaders } from './sources/readers/index.ts';
 import { DocumentSandbox } from './sources/sandbox/document-sandbox.ts';
 import { ExtractionProxy } from './sources/site/proxy.ts';
-import { findYtDlp, killAllExtractions, type YtDlp } from './sources/site/ytdlp.ts';
+import { findYtDlp, killAllExtractions, removeLeftoverHomes, type YtDlp } from './sources/site/ytdlp.ts';
 import { openStorage } from './storage/index.ts';
 import { SubscriptionRepository } from './subscriptions/repository.ts';
 import { enqueueCollectionWebhooks, enqueueSubscriptionWebhooks, enqueueWebhooks } from './webhooks/enqueue.ts';
@@ -54,6 +54,8 @@ function httpLayer(): Promise<typeof import('./http/server.ts')> {
 export async function startService(config: Config): Promise<Service> {
   // Before the database: a worker without ffmpeg is refused at once, not after migrations.
   const ffmpeg = config.role === 'api' ? undefined : await resolveFfmpegPath(config.ffmpegPath);
+  // What runs of a killed process left behind goes before any run of this one.
+  await removeLeftoverHomes();
   // yt-dlp, when there is one: a worker extracts sites with it, the API says its version.
   const ytdlp = await findYtDlp(config);
   if (!ytdlp && config.ytdlp === 'on' && config.ytdlpPath) {

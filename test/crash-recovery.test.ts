@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Download } from './support/api.ts';
 import { frameHashes } from './support/ffmpeg.ts';
@@ -127,4 +128,42 @@ test('when every attempt a download may have ends with its process killed, then 
   expect(source.requestsFor('/killer.mp4')).toHaveLength(1);
   await waitFor('the working files to go', () => !existsSync(path.join(setting.dataDir, 'partial', id)));
   await second.kill('SIGTERM');
+}, 90_000);
+
+test('when the process is killed with SIGKILL while yt-dlp runs, then the next start removes the HOME that run left, and nothing else in the temporary directory', async () => {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'crash-ytdlp-'));
+  const record = path.join(tmp, 'run');
+  // A stand-in that answers --version and otherwise records its HOME and process group, then hangs.
+  const fake = path.join(tmp, 'fake-yt-dlp');
+  await writeFile(fake, `#!/bin/sh\n[ "$1" = --version ] && { echo 2023.03.04; exit 0; }\necho "$HOME $$" > '${record}'\nexec sleep 60\n`);
+  await chmod(fake, 0o755);
+  // Names a start must leave: a live process's run, a scratch folder of another prefix, another user's folder.
+  const kept = [`vds-ytdlp-home-${process.pid}-abcDEF`, 'vds-ytdlp-test-abcdef', 'vds-ytdlp-home-4194305-Other1'];
+  for (const name of kept) await mkdir(path.join(tmp, name));
+  await chown(path.join(tmp, kept[2]!), 65534, 65534);
+  const env = { TMPDIR: tmp, YTDLP_PATH: fake };
+  // A service left from an earlier test would share the queue and could take the job instead.
+  await killServiceProcesses();
+  let runGroup: number | undefined;
+  try {
+    const first = await startProcess(env);
+    const url = source.content('/no-video-here.html', '<!DOCTYPE html><html><body><p>Nothing to see.</p></body></html>', { contentType: 'text/html' });
+    const id = ((await first.http.createDownload({ url })).body as Download).id;
+    await waitFor('yt-dlp to run', () => existsSync(record), 20_000);
+    const [home, pid] = (await readFile(record, 'utf8')).trim().split(' ');
+    runGroup = Number(pid);
+    expect(path.dirname(home!)).toBe(tmp);
+    expect(existsSync(home!)).toBe(true);
+
+    await first.kill('SIGKILL');
+    const second = await startProcess(env);
+    expect(existsSync(home!)).toBe(false);
+    for (const name of kept) expect(existsSync(path.join(tmp, name))).toBe(true);
+    await second.http.request('DELETE', `/downloads/${id}`, '/downloads/{download_uuid}');
+    await second.kill('SIGTERM');
+  } finally {
+    // The killed process's yt-dlp runs on in a process group of its own.
+    if (runGroup) process.kill(-runGroup, 'SIGKILL');
+    await rm(tmp, { recursive: true, force: true });
+  }
 }, 90_000);

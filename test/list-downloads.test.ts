@@ -1,3 +1,5 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import pg from 'pg';
 import type { Download } from './support/api.ts';
 import { useService } from './support/harness.ts';
@@ -127,4 +129,34 @@ test('when PostgreSQL plans a page, then an index serves the order and the curso
   } finally {
     await client.end();
   }
+});
+
+test('when a list filtered by status finds downloads whose files are gone, then they turn expired and the page is still full, with a cursor that goes on after it', async () => {
+  const ids = await createMany(6, 'lost-files');
+  // Newest first: the two newest and one further down have lost their files.
+  const lost = [ids[5]!, ids[4]!, ids[1]!];
+  const client = new pg.Client({ connectionString: app.config.databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `UPDATE downloads SET status = 'completed', completed_at = now(), expires_at = now() + interval '1 day', token_secret = 'secret',
+              file_name = 'clip.mp4', content_type = 'video/mp4', size_bytes = 4, sha256 = repeat('0', 64)
+        WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+  } finally {
+    await client.end();
+  }
+  const files = path.join(app.config.dataDir, 'files');
+  await mkdir(files, { recursive: true });
+  for (const id of ids) if (!lost.includes(id)) await writeFile(path.join(files, id), 'clip');
+
+  const first = (await list('?status=completed&limit=2')).body as Page;
+  expect(first.items.map((download) => download.id)).toEqual([ids[3], ids[2]]);
+  expect(first.next_cursor).not.toBeNull();
+  const second = (await list(`?status=completed&limit=2&cursor=${encodeURIComponent(first.next_cursor!)}`)).body as Page;
+  expect(second.items.map((download) => download.id)).toEqual([ids[0]]);
+  expect(second.next_cursor).toBeNull();
+  const expired = (await list('?status=expired&limit=100')).body as Page;
+  expect(expired.items.map((download) => download.id)).toEqual(lost);
 });

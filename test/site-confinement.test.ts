@@ -1,13 +1,53 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AddressPolicy } from '../src/net/address-policy.ts';
+import { EntryList } from '../src/sources/listing/entries.ts';
+import { listWithSite } from '../src/sources/listing/site.ts';
+import { ExtractionProxy } from '../src/sources/site/proxy.ts';
 import { extract } from '../src/sources/site/ytdlp.ts';
+import { startedLater } from './support/harness.ts';
 import { failure, processesWith, untilRunning, useYtDlpSite } from './support/ytdlp-site.ts';
 
 // What yt-dlp is given to run with, seen by a stand-in program that records it: its environment,
-// its directory, its memory limit, its arguments, and a kill that takes its whole process group.
+// its directory, its memory limit, its arguments, a kill that takes its whole process group, and
+// the service's own proxy credential, which dies with the run.
 
-const { proxy, dir, options, fakeYtDlp } = useYtDlpSite();
+const { proxy, origin, dir, options, fakeYtDlp } = useYtDlpSite();
+const confining = startedLater<ExtractionProxy>('the extraction proxy');
+
+beforeAll(async () => confining.set(await ExtractionProxy.start(new AddressPolicy(true))));
+afterAll(() => confining.get()?.close());
+
+/** Whether a process with this pid exists (a zombie, exited but not yet reaped, still does). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The status the extraction proxy answers a plain GET of the origin's clip made with `proxyUrl`'s credential. */
+async function throughProxy(proxyUrl: string): Promise<number | undefined> {
+  const { username, password } = new URL(proxyUrl);
+  const authorization = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+  const request = http.request({
+    host: '127.0.0.1',
+    port: confining.value.port,
+    path: `${origin.url}/clip.mp4`,
+    headers: { 'proxy-authorization': authorization },
+    agent: false,
+  });
+  request.end();
+  const response = await new Promise<http.IncomingMessage>((resolve, reject) => request.once('response', resolve).once('error', reject));
+  response.resume();
+  return response.statusCode;
+}
 
 describe('how yt-dlp is run', () => {
   test('when yt-dlp runs, then it gets only PATH, HOME, LANG and the proxy for every scheme, a fresh HOME as its directory, removed afterwards, and the URL after --', async () => {
@@ -79,4 +119,58 @@ describe('how yt-dlp is run', () => {
     expect(await extraction).toMatchObject({ code: 'source_timeout' });
     expect(await processesWith(marker)).toEqual([]);
   });
+});
+
+describe("the run's proxy credential", () => {
+  // Each stand-in records its pid and its proxy, uses the proxy (so the credential is shown good
+  // while it runs), and leaves a process in a session of its own that holds its output open: the
+  // extraction then settles only seconds after yt-dlp itself is gone, and the credential must not
+  // wait for it.
+  test.each([
+    ['completes', `printf '{"_type":"video","extractor_key":"Fake","title":"t","url":"http://127.0.0.1/c.mp4"}'; exit 0`, 'video'],
+    ['fails', `echo 'ERROR: Unsupported URL: x' >&2; exit 1`, 'unsupported_source'],
+    ['crashes', 'kill -SEGV $$', 'unsupported_source'],
+    ['runs past its time limit', 'exec sleep 30', 'source_timeout'],
+    ['is cancelled', 'exec sleep 30', 'cancelled'],
+  ])(
+    'when yt-dlp %s, then its credential is refused by the proxy from the moment the run is over',
+    async (_ending, end, outcome) => {
+      const record = path.join(dir, `credential-${randomBytes(4).toString('hex')}`);
+      const fake = await fakeYtDlp(
+        [
+          `curl -sS -o /dev/null -w '%{http_code}' '${origin.url}/clip.mp4' > '${record}.during'`,
+          `setsid sleep 20 & echo $! > '${record}.holder'`,
+          `echo "$http_proxy" > '${record}.proxy'`,
+          `echo $$ > '${record}.pid'`,
+          end,
+        ].join('\n'),
+      );
+      const cancel = new AbortController();
+      const site = { ytdlp: fake, proxy: confining.value, timeoutMs: outcome === 'source_timeout' ? 1500 : 60_000 };
+      const listing = listWithSite(site, `${origin.url}/page`, new EntryList(10), 10, cancel.signal).then(
+        (found) => found.kind,
+        (error: unknown) => (error === cancel.signal.reason ? 'cancelled' : (error as { code?: string }).code),
+      );
+      for (let waited = 0; !existsSync(`${record}.pid`); waited += 10) {
+        if (waited > 10_000) throw new Error('the stand-in did not start');
+        await sleep(10);
+      }
+      const proxyUrl = (await readFile(`${record}.proxy`, 'utf8')).trim();
+      const pid = Number(await readFile(`${record}.pid`, 'utf8'));
+      const holder = Number(await readFile(`${record}.holder`, 'utf8'));
+      expect(await readFile(`${record}.during`, 'utf8')).toBe('200');
+      if (outcome === 'cancelled') cancel.abort(new Error('cancelled by its owner'));
+      else while (alive(pid)) await sleep(5);
+      const asked = origin.requests.length;
+      try {
+        expect(await throughProxy(proxyUrl)).toBe(407);
+        expect(origin.requests).toHaveLength(asked);
+      } finally {
+        process.kill(holder, 'SIGKILL');
+      }
+      expect(await listing).toBe(outcome);
+      expect(await throughProxy(proxyUrl)).toBe(407);
+    },
+    30_000,
+  );
 });

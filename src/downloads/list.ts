@@ -65,16 +65,26 @@ export async function listDownloads(
   caller: Caller,
   query: { statuses: DownloadStatus[] | undefined; limit: number; cursor: string | undefined; collectionId?: string | undefined },
 ): Promise<Page> {
-  const { statuses, collectionId } = query;
-  const after = decodeCursor(query.cursor, collectionId?.toLowerCase());
-  // One more than asked says whether there is a next page.
-  const rows = await deps.downloads.list({ caller, statuses, limit: query.limit + 1, after });
-  const page = rows.slice(0, query.limit);
+  const { statuses, limit } = query;
+  const collectionId = query.collectionId?.toLowerCase();
+  let after = decodeCursor(query.cursor, collectionId);
+  // One more than asked says whether there is a next page. A download found expired here leaves a
+  // list of other states: what it held is read on from where the reading stopped, until the page
+  // is full or there is no more.
+  const kept: Row[] = [];
+  for (;;) {
+    const wanted = limit + 1 - kept.length;
+    const rows = await deps.downloads.list({ caller, statuses, limit: wanted, after });
+    const now = await confirmFiles(deps, rows);
+    kept.push(...(statuses ? now.filter((row) => statuses.includes(row.status)) : now));
+    const last = rows.at(-1);
+    if (rows.length < wanted || kept.length > limit || !last) break;
+    after =
+      collectionId === undefined
+        ? { kind: 'newest', createdAt: last.createdAt, id: last.id }
+        : { kind: 'children', collectionId, index: last.collectionIndex ?? 0 };
+  }
+  const page = kept.slice(0, limit);
   const last = page.at(-1);
-  // A download found expired here leaves a list of other states; the cursor still names the last one read.
-  const now = await confirmFiles(deps, page);
-  return {
-    rows: statuses ? now.filter((row) => statuses.includes(row.status)) : now,
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last, collectionId !== undefined) : null,
-  };
+  return { rows: page, nextCursor: kept.length > limit && last ? encodeCursor(last, collectionId !== undefined) : null };
 }

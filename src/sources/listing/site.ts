@@ -31,9 +31,10 @@ export async function listWithSite(site: SiteReaderDeps, url: string, entries: E
     signal,
     refusedHosts: () => pass.refused,
     exceeded: () => pass.exceeded(),
+    revoke: () => pass.revoke(),
     // One past the limit tells whether there were more.
     maxEntries: limit + 1,
-  }).finally(() => pass.revoke());
+  });
   const extractor = labelOf(found.extractor) ?? 'site';
   if (found.kind === 'video') return { kind: 'video', title: found.title, extractor };
   for (const entry of found.entries) {

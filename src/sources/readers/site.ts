@@ -54,13 +54,12 @@ export class SiteReader implements SourceReader {
       signal: ctx.signal,
       refusedHosts: () => pass.refused,
       exceeded: () => pass.exceeded(),
-    })
-      .catch((error: unknown) => {
-        // No extractor of this kind for the URL: the next reader may know better.
-        if (error instanceof DownloadError && error.code === 'unsupported_source') throw new NothingFound(error.message);
-        throw error;
-      })
-      .finally(() => pass.revoke());
+      revoke: () => pass.revoke(),
+    }).catch((error: unknown) => {
+      // No extractor of this kind for the URL: the next reader may know better.
+      if (error instanceof DownloadError && error.code === 'unsupported_source') throw new NothingFound(error.message);
+      throw error;
+    });
     const title = info.title ?? null;
     ctx.found({ kind: 'site', extractor: info.extractor_key ?? info.extractor ?? null, title });
     const media = await fetchChoice(ctx, chooseFormats(info, ctx.quality, ctx.mode), this.formats);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -11,8 +11,9 @@ import { flatListingOf, type FlatListing } from './flat-playlist.ts';
 
 // Running yt-dlp, confined. It only extracts (`--dump-single-json --no-download`); the service
 // fetches what it finds with its own fetchers. Each run gets no shell, a clean environment with a
-// HOME of its own (removed afterwards), a time limit, a bound on its output, and is killed (its whole
-// process group) on any of those, on the download's cancellation, and at shutdown.
+// HOME of its own (removed afterwards, or by the next start if the process is killed), a time
+// limit, a bound on its output, and is killed (its whole process group) on any of those, on the
+// download's cancellation, and at shutdown.
 
 /** A yt-dlp the service may run: where it is and what `--version` said. */
 export type YtDlp = { path: string; version: string };
@@ -35,6 +36,11 @@ export type ExtractOptions = {
   refusedHosts?: () => readonly string[];
   /** Which of the proxy's bounds on the run it went past: a failed run that did is `source_too_large`. */
   exceeded?: () => string | null;
+  /**
+   * Ends the proxy's credential (`ProxyPass.revoke`): called the moment the run is stopped or its
+   * yt-dlp exits, before the extraction settles, and again as it settles (whatever ended it).
+   */
+  revoke?: () => void;
 };
 
 /** The address space a run may take: yt-dlp reads pages and manifests in memory, and a page can be a bomb. */
@@ -161,6 +167,15 @@ export async function extractFlatPlaylist(ytdlp: YtDlp, options: ExtractOptions 
 
 /** yt-dlp's JSON description of `options.url`, run with `modeArgs`: how much of a playlist it reads. */
 async function runExtraction(ytdlp: YtDlp, modeArgs: string[], options: ExtractOptions): Promise<Buffer> {
+  try {
+    return await runYtDlp(ytdlp, modeArgs, options);
+  } finally {
+    // Also where no yt-dlp ran (a URL refused, a download cancelled before): no credential outlives its extraction.
+    options.revoke?.();
+  }
+}
+
+async function runYtDlp(ytdlp: YtDlp, modeArgs: string[], options: ExtractOptions): Promise<Buffer> {
   if (!/^https?:\/\//i.test(options.url)) throw new DownloadError('unsupported_source', 'Only http and https URLs are given to yt-dlp.');
   const args = [
     '--dump-single-json',
@@ -186,6 +201,7 @@ async function runExtraction(ytdlp: YtDlp, modeArgs: string[], options: ExtractO
     maxOutputBytes: options.maxOutputBytes ?? MAX_OUTPUT_BYTES,
     signal: options.signal,
     env: proxies,
+    ended: options.revoke,
   });
   if (run.exitCode !== 0) throw failure(run.stderr, options);
   return run.stdout;
@@ -339,7 +355,14 @@ function proxySecrets(proxyUrl: string): string[] {
 // ---------------------------------------------------------------------------------------------
 // Running it.
 
-type Limits = { timeoutMs: number; maxOutputBytes: number; signal?: AbortSignal; env?: Record<string, string> };
+type Limits = {
+  timeoutMs: number;
+  maxOutputBytes: number;
+  signal?: AbortSignal;
+  env?: Record<string, string>;
+  /** Called as the run is stopped (before the kill) and as its process exits (before its output is all read). */
+  ended?: () => void;
+};
 type Run = { exitCode: number | null; stdout: Buffer; stderr: string };
 
 /** Every run not yet over, to be killed at shutdown. */
@@ -365,9 +388,40 @@ function boundedCommand(file: string, args: string[]): { file: string; args: str
   return PRLIMIT ? { file: PRLIMIT, args: [`--as=${MAX_ADDRESS_SPACE_BYTES}`, '--', file, ...args] } : { file, args };
 }
 
+// A run's HOME is named for the process that made it, so that a start can tell those a killed
+// process left (a `kill -9` removes nothing) from a live process's, and from anyone else's.
+const HOME_PREFIX = 'vds-ytdlp-home-';
+const LEFT_HOME = new RegExp(`^${HOME_PREFIX}(\\d{1,10})-[A-Za-z0-9]{6}$`);
+
+/** Removes the HOMEs of runs whose process is gone: only folders by that name, of this user, whose process does not exist. */
+export async function removeLeftoverHomes(): Promise<void> {
+  const dir = os.tmpdir();
+  const names = await readdir(dir).catch(() => []);
+  await Promise.all(
+    names.map(async (name) => {
+      const pid = LEFT_HOME.exec(name)?.[1];
+      if (!pid || processExists(Number(pid))) return;
+      const folder = path.join(dir, name);
+      const stats = await lstat(folder).catch(() => null);
+      if (!stats?.isDirectory() || stats.uid !== process.getuid?.()) return;
+      await rm(folder, { recursive: true, force: true }).catch(() => {});
+    }),
+  );
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // Another user's process is there all the same.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 async function runConfined(file: string, args: string[], limits: Limits): Promise<Run> {
   limits.signal?.throwIfAborted();
-  const home = await mkdtemp(path.join(os.tmpdir(), 'vds-ytdlp-'));
+  const home = await mkdtemp(path.join(os.tmpdir(), `${HOME_PREFIX}${process.pid}-`));
   try {
     return await runIn(home, file, args, limits);
   } finally {
@@ -395,6 +449,7 @@ function runIn(home: string, file: string, args: string[], limits: Limits): Prom
       closed: new Promise<void>((resolve) => (markClosed = resolve)),
       stop(reason: unknown) {
         stoppedBy ??= reason;
+        limits.ended?.();
         if (closed || child.pid === undefined) return;
         try {
           process.kill(-child.pid, 'SIGKILL');
@@ -424,6 +479,9 @@ function runIn(home: string, file: string, args: string[], limits: Limits): Prom
       stderr = (stderr + chunk).slice(-STDERR_TAIL);
     });
 
+    // The process is gone once it exits, though 'close' waits for whatever still holds its output
+    // (a process it left behind): what it was given ends with it.
+    child.on('exit', () => limits.ended?.());
     const finish = () => {
       closed = true;
       clearTimeout(timer);
