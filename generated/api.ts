@@ -1268,7 +1268,11 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The database cannot be reached for a moment; nothing was changed. Retry after `Retry-After` seconds. */
+        /**
+         * @description The database cannot be reached for a moment, or has not answered within 2 seconds (a
+         *     stalled database: a lock held too long, a network that drops its packets); the server waits
+         *     no longer than that before it answers this. Retry after `Retry-After` seconds.
+         */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];

@@ -83,7 +83,8 @@ async function startOn(
   await applyMigrationsApart(databaseUrl);
   const pool = createPool(databaseUrl);
   const prisma = createPrisma(pool);
-  const boss = await startQueue(databaseUrl, config, log);
+  const queuePool = createPool(databaseUrl, 'pgboss');
+  const boss = await startQueue(databaseUrl, queuePool, config, log);
   await ensureWebhookQueue(boss, config);
   const storage = await openStorage(config, prisma);
   const changes = await DownloadChanges.start(databaseUrl);
@@ -150,6 +151,7 @@ async function startOn(
     streams.closeAll();
     await worker?.stop();
     await boss.stop({ graceful: true, timeout: DRAIN_MS });
+    await queuePool.end();
     await closed;
     await changes.stop();
     await killAllExtractions();

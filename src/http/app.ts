@@ -7,6 +7,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { parse } from 'yaml';
 import type { Config } from '../config/index.ts';
 import { projectRoot } from '../config/paths.ts';
+import { owingAnswer } from '../db/deadline.ts';
 import type { Lister } from '../collections/expand.ts';
 import type { CollectionRepository } from '../collections/repository.ts';
 import type { DownloadRepository } from '../downloads/repository.ts';
@@ -142,6 +143,9 @@ export function createApp(deps: AppDeps): App {
     validateSecurity: false,
   });
   api.use(validator);
+  // From here on, a database that stalls is a 503 after DATABASE_ANSWER_MS, not a request left
+  // waiting for ever. Set after the body is read: its stream's events would not carry it.
+  api.use((_req, _res, next) => owingAnswer(next));
   api.use(downloadRoutes({ ...deps, keys }));
   api.use(collectionRoutes({ ...deps, keys }));
   api.use(subscriptionRoutes({ ...deps, keys }));

@@ -1,6 +1,8 @@
-import { PgBoss, type Queue } from 'pg-boss';
+import { PgBoss, type Db, type Queue } from 'pg-boss';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
+import { listen } from '../db/listen.ts';
 import { downloadJobExpirySeconds } from './expiry.ts';
 import { spareIntlData } from './luxon-defaults.ts';
 
@@ -53,10 +55,23 @@ function downloadQueueSettings(config: Config): QueueSettings {
   };
 }
 
-export async function startQueue(databaseUrl: string, config: Config, log: Logger): Promise<PgBoss> {
+/**
+ * pg-boss on `pool` and a LISTEN connection of ours. Its own connections leave an error unheard
+ * when the database goes away during a stop (its LISTEN connection is ended with its listeners
+ * taken off), and that error would end the process.
+ */
+function queueDatabase(databaseUrl: string, pool: pg.Pool): Db {
+  return {
+    executeSql: (text, values) => pool.query(text, values),
+    listen: (channel, onNotification, onReconnect) => listen(databaseUrl, channel, { applicationName: 'pgboss-listen', onNotification, onReconnect }),
+  };
+}
+
+/** pg-boss on `pool`, which stays its caller's to end once the queue has stopped. */
+export async function startQueue(databaseUrl: string, pool: pg.Pool, config: Config, log: Logger): Promise<PgBoss> {
   spareIntlData();
   const boss = new PgBoss({
-    connectionString: databaseUrl,
+    db: queueDatabase(databaseUrl, pool),
     schema: QUEUE_SCHEMA,
     // Workers wake on NOTIFY the moment a job is created; polling stays as the fallback.
     useListenNotify: true,
