@@ -22,7 +22,8 @@ const ending = (res: ServerResponse) => (cutShort(res) ? ', cut short' : '');
 
 /**
  * The contract's name for the operation: the validator's match, else the route's own (those served
- * before the validator, such as /healthz; HEAD as its GET); `other` for anything else.
+ * before the validator, such as /healthz, and bodies refused before it; HEAD as its GET); `other`
+ * for anything else.
  */
 function operationOf(req: Request, ids: Map<string, string>): string {
   const matched = (req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
