@@ -120,7 +120,7 @@ export function createApp(deps: AppDeps): App {
     contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
   });
   app.use(secure);
-  const observer = observeRequests(deps.log, deps.metrics, ids);
+  const observer = observeRequests(deps.log, deps.metrics, ids, [...config.apiKeys, ...config.adminApiKeys]);
   app.use(observer.handlers);
   const serveFile = fileServer(deps);
 
