@@ -1513,7 +1513,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is not `application/json`, or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
+            /** @description The request body has no `Content-Type`, is not `application/json`, has a `charset` other than UTF-8 (RFC 8259), or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1733,7 +1733,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request body has no `Content-Type`, is not `application/json`, has a `charset` other than UTF-8 (RFC 8259), or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1786,7 +1786,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request body has no `Content-Type`, is not `application/json`, has a `charset` other than UTF-8 (RFC 8259), or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1972,7 +1972,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request body has no `Content-Type`, is not `application/json`, has a `charset` other than UTF-8 (RFC 8259), or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2090,7 +2090,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request body has no `Content-Type`, is not `application/json`, has a `charset` other than UTF-8 (RFC 8259), or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -248,15 +248,15 @@ test('when a token or key is sent in odd places, then no log line holds it', asy
   // A known key wherever a client may put it: a query parameter of any name, a path segment (in
   // part percent-encoded), the request id.
   await fetch(`${app.url}/healthz?authorization=Bearer%20${API_KEY}`);
-  await fetch(`${app.url}/downloads?q=${ADMIN_KEY}`, withKey);
-  await fetch(`${app.url}/downloads/${API_KEY}`, withKey);
-  await fetch(`${app.url}/downloads/${ADMIN_KEY.replace('-', '%2d').replace('a', '%61')}`, withKey);
+  await fetch(`${app.url}/downloads?q=${ADMIN_KEY}`, { headers: withKey });
+  await fetch(`${app.url}/downloads/${API_KEY}`, { headers: withKey });
+  await fetch(`${app.url}/downloads/${ADMIN_KEY.replace('-', '%2d').replace('a', '%61')}`, { headers: withKey });
   await fetch(`${app.url}/healthz`, { headers: { 'X-Request-Id': API_KEY } });
   await fetch(`${app.url}/healthz`, { headers: { 'X-Request-Id': `req-${ADMIN_KEY}` } });
   // An unknown value under a parameter named like a credential.
   const guesses = ['guessed-secret-0a1', 'guessed-secret-0a2', 'guessed-secret-0a3', 'guessed-secret-0a4'];
   await fetch(`${app.url}/healthz?x=1&authorization=${guesses[0]}&APIKEY=${guesses[1]}`);
-  await fetch(`${app.url}/downloads?access_token=${guesses[2]};client_secret=${guesses[3]}`, withKey);
+  await fetch(`${app.url}/downloads?access_token=${guesses[2]};client_secret=${guesses[3]}`, { headers: withKey });
   const scraped = await app.http.request('GET', '/metrics', '/metrics', { headers: { Authorization: `Bearer ${ADMIN_KEY}` } });
   expect(scraped.status).toBe(200);
   const secret = token!.split('.')[1]!;

@@ -25,7 +25,14 @@ type Operation = (typeof operations)[number];
 async function send(operation: Operation, body: Buffer, headers: Record<string, string>): Promise<{ status: number; problem: Problem }> {
   const res = await fetch(`${app.service.url}${operation.path}`, { method: operation.method, headers, body });
   const text = await res.text();
-  checkResponse({ method: operation.method, pathTemplate: operation.template, status: res.status, headers: Object.fromEntries(res.headers), body: text, hasBody: true });
+  checkResponse({
+    method: operation.method,
+    pathTemplate: operation.template,
+    status: res.status,
+    headers: Object.fromEntries(res.headers),
+    body: text,
+    hasBody: true,
+  });
   return { status: res.status, problem: JSON.parse(text) as Problem };
 }
 

@@ -19,8 +19,10 @@ const SECRET_PARAMS = /([?&;][^=&;]*(?:auth|key|token|secret|passw)[^=&;]*=)[^&;
 /** A URL or header value as logs show it: no retrieval token, no key. */
 const redactToken = (url: string): string => url.replace(FILE_PATH, '$1[token]').replace(SECRET_PARAMS, '$1[redacted]').replace(TOKEN, '[token]');
 
-/** One character of a secret as a URL may spell it: as it is, or percent-encoded (either case of hex). */
-const spelled = (char: string) => `(?:${char.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')}|${[...Buffer.from(char)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('')})`;
+const escaped = (char: string) => char.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+const percentEncoded = (char: string) => [...Buffer.from(char)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+/** One character of a secret as a URL may spell it: as it is, or percent-encoded (either case of hex, the pattern ignoring case). */
+const spelled = (char: string) => `(?:${escaped(char)}|${percentEncoded(char)})`;
 
 /**
  * redactToken, and also `secrets` (the API keys the service knows) wherever they stand, in any mix
