@@ -1517,7 +1517,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is not `application/json`, or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
+            /** @description The request body has no `Content-Type`, is not `application/json`, has a `charset` other than UTF-8 (RFC 8259), or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1737,7 +1737,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request body has no `Content-Type`, is not `application/json`, has a `charset` other than UTF-8 (RFC 8259), or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1790,7 +1790,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request body has no `Content-Type`, is not `application/json`, has a `charset` other than UTF-8 (RFC 8259), or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1976,7 +1976,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request body has no `Content-Type`, is not `application/json`, has a `charset` other than UTF-8 (RFC 8259), or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2094,7 +2094,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is not `application/json`. */
+            /** @description The request body has no `Content-Type`, is not `application/json`, has a `charset` other than UTF-8 (RFC 8259), or comes in a `Content-Encoding` other than `gzip`, `deflate` or `br`. */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -245,13 +245,44 @@ test('when a token or key is sent in odd places, then no log line holds it', asy
   await fetch(`${app.url}/healthz`, { headers: { 'X-Request-Id': token! } });
   await fetch(`${app.url}/downloads?api_key=${ADMIN_KEY}`, { headers: { Authorization: `Bearer ${ADMIN_KEY}` } });
   await fetch(`${app.url}/downloads`, { headers: { Authorization: `Bearer ${ADMIN_KEY}x` } });
+  // A known key wherever a client may put it: a query parameter of any name, a path segment (in
+  // part percent-encoded), the request id.
+  await fetch(`${app.url}/healthz?authorization=Bearer%20${API_KEY}`);
+  await fetch(`${app.url}/downloads?q=${ADMIN_KEY}`, { headers: withKey });
+  await fetch(`${app.url}/downloads/${API_KEY}`, { headers: withKey });
+  await fetch(`${app.url}/downloads/${ADMIN_KEY.replace('-', '%2d').replace('a', '%61')}`, { headers: withKey });
+  await fetch(`${app.url}/healthz`, { headers: { 'X-Request-Id': API_KEY } });
+  await fetch(`${app.url}/healthz`, { headers: { 'X-Request-Id': `req-${ADMIN_KEY}` } });
+  // An unknown value under a parameter named like a credential.
+  const guesses = ['guessed-secret-0a1', 'guessed-secret-0a2', 'guessed-secret-0a3', 'guessed-secret-0a4'];
+  await fetch(`${app.url}/healthz?x=1&authorization=${guesses[0]}&APIKEY=${guesses[1]}`);
+  await fetch(`${app.url}/downloads?access_token=${guesses[2]};client_secret=${guesses[3]}`, { headers: withKey });
   const scraped = await app.http.request('GET', '/metrics', '/metrics', { headers: { Authorization: `Bearer ${ADMIN_KEY}` } });
   expect(scraped.status).toBe(200);
   const secret = token!.split('.')[1]!;
   await waitFor('the last request line', () => app.output().includes('GET /metrics 200'), 5_000);
-  for (const kept of [secret, API_KEY, ADMIN_KEY]) {
+  for (const kept of [secret, API_KEY, ADMIN_KEY, ...guesses]) {
     expect(app.output()).not.toContain(kept);
     expect(scraped.text).not.toContain(kept);
+  }
+});
+
+test('when a source URL carries a user name and password, then neither its failure message nor the log holds them', async () => {
+  const page = new URL(source.content('/no-media.html', '<!doctype html><title>No media here</title>', { headers: { 'Content-Type': 'text/html' } }));
+  page.username = 'source-user-71c';
+  page.password = 'source-password-9d4e';
+  const created = await app.http.createDownload({ url: page.href }, withKey);
+  expect(created.status).toBe(202);
+  const id = (created.body as Download).id;
+  const failed = await waitFor('the failure', async () => {
+    const download = (await app.http.getDownload(id, withKey)).body as Download;
+    return download.status === 'failed' ? download : undefined;
+  });
+  expect(failed.error!.message).toContain(`http://${page.host}/no-media.html`);
+  await waitFor('the failure line', () => logLines().find((line) => line.download_id === id && line.status === 'failed'), 5_000);
+  for (const kept of [page.username, page.password]) {
+    expect(failed.error!.message).not.toContain(kept);
+    expect(app.output()).not.toContain(kept);
   }
 });
 

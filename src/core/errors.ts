@@ -9,11 +9,15 @@ export type ErrorCode = components['schemas']['ErrorCode'];
  */
 export const MAX_MESSAGE_CHARS = 1000;
 
+/** A URL's `user:password@`, up to its last `@` as URL parsers read it. */
+const USERINFO = /\b([a-z][a-z\d+.-]*:\/\/)[^\s/?#]*@/gi;
+
 /**
  * A failure with a code from the contract. `retryable` failures (a 5xx, a reset connection, a
  * stall) send the download back to the queue until MAX_ATTEMPTS; the others fail it at once. Its
  * message is one line (core/text.ts): what it quotes of a source is hostile text, and a NUL in it
- * would keep the database from recording the failure.
+ * would keep the database from recording the failure. It quotes a URL without its user name and
+ * password: the message is logged, and shown to whoever may read the download.
  */
 export class DownloadError extends Error {
   constructor(
@@ -21,7 +25,7 @@ export class DownloadError extends Error {
     message: string,
     readonly retryable = false,
   ) {
-    super(oneLine(message, MAX_MESSAGE_CHARS));
+    super(oneLine(message.replace(USERINFO, '$1'), MAX_MESSAGE_CHARS));
     this.name = 'DownloadError';
   }
 }

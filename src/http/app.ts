@@ -18,8 +18,8 @@ import type { Storage } from '../storage/index.ts';
 import type { CheckDeps } from '../subscriptions/check.ts';
 import { acceptAbsoluteForm } from './absolute-form.ts';
 import { ApiKeys } from './auth.ts';
-import { knownBodyEncoding } from './body-encodings.ts';
 import { withFileShortcut } from './file-shortcut.ts';
+import { jsonBody } from './json-bodies.ts';
 import { observeRequests } from './observe.ts';
 import { plainQuery } from './plain-query.ts';
 import { HttpProblem, problemHandler, sendProblem } from './problem.ts';
@@ -42,6 +42,8 @@ export const MAX_BATCH_BODY_BYTES = 256 * 1024;
  * POST /subscriptions takes a body of that size, and 1 MiB more for the rest.
  */
 export const MAX_SUBSCRIPTION_BODY_BYTES = 7 * 1024 * 1024;
+/** The operations whose bodies may be larger than MAX_BODY_BYTES. */
+const BODY_LIMITS: Record<string, number> = { createCollection: MAX_BATCH_BODY_BYTES, createSubscription: MAX_SUBSCRIPTION_BODY_BYTES };
 
 export type AppDeps = {
   downloads: DownloadRepository;
@@ -61,7 +63,7 @@ export type AppDeps = {
   ytdlpVersion: string | null;
 };
 
-type Spec = { paths: Record<string, Record<string, { operationId?: string }>> };
+type Spec = { paths: Record<string, Record<string, { operationId?: string; requestBody?: object }>> };
 
 /** The contract, with its server set to BASE_PATH so the validator matches paths below it. */
 function loadSpec(basePath: string): Spec {
@@ -69,15 +71,31 @@ function loadSpec(basePath: string): Spec {
   return { ...spec, servers: [{ url: basePath || '/' }] } as Spec;
 }
 
-/** `GET /healthz` to `getHealth`: the operations served before the validator, named by the contract too. */
-function operationIds(spec: Spec): Map<string, string> {
-  const ids = new Map<string, string>();
-  for (const [route, operations] of Object.entries(spec.paths)) {
-    for (const [method, operation] of Object.entries(operations)) {
-      if (operation.operationId) ids.set(`${method.toUpperCase()} ${route}`, operation.operationId);
-    }
+/** `/downloads/{download_uuid}` as Express routes it: `/downloads/:download_uuid`. */
+const routePath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
+
+/** The contract's operations, with their paths as Express routes them. */
+function operations(spec: Spec): { method: string; route: string; id: string; takesBody: boolean }[] {
+  return Object.entries(spec.paths).flatMap(([template, byMethod]) =>
+    Object.entries(byMethod).flatMap(([method, operation]) =>
+      operation.operationId ? [{ method, route: routePath(template), id: operation.operationId, takesBody: operation.requestBody !== undefined }] : [],
+    ),
+  );
+}
+
+/**
+ * `GET /healthz` to `getHealth`, `PATCH /subscriptions/:subscription_id` to `updateSubscription`:
+ * the operations served, or refused, before the validator has matched them, named by the contract too.
+ */
+const operationIds = (spec: Spec) => new Map(operations(spec).map(({ method, route, id }) => [`${method.toUpperCase()} ${route}`, id]));
+
+/** The body parser of each operation that takes a body: a body it refuses is counted under that operation. */
+function bodyParsers(spec: Spec): express.Router {
+  const router = express.Router();
+  for (const { method, route, id } of operations(spec).filter((operation) => operation.takesBody)) {
+    router[method as 'post'](route, ...jsonBody(BODY_LIMITS[id] ?? MAX_BODY_BYTES));
   }
-  return ids;
+  return router;
 }
 
 export type App = {
@@ -103,7 +121,7 @@ export function createApp(deps: AppDeps): App {
     contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
   });
   app.use(secure);
-  const observer = observeRequests(deps.log, deps.metrics, ids);
+  const observer = observeRequests(deps.log, deps.metrics, ids, [...config.apiKeys, ...config.adminApiKeys]);
   app.use(observer.handlers);
   const serveFile = fileServer(deps);
 
@@ -124,11 +142,8 @@ export function createApp(deps: AppDeps): App {
   api.use('/downloads', failedKeys, keys.require, limit);
   api.use('/collections', failedKeys, keys.require, limit);
   api.use('/subscriptions', failedKeys, keys.require, limit);
-  const bodyParser = [knownBodyEncoding, express.json({ limit: MAX_BODY_BYTES })];
-  // A body read here is passed over by the parser after it.
-  api.post('/collections', knownBodyEncoding, express.json({ limit: MAX_BATCH_BODY_BYTES }));
-  api.post('/subscriptions', knownBodyEncoding, express.json({ limit: MAX_SUBSCRIPTION_BODY_BYTES }));
-  api.use(...bodyParser);
+  const bodies = bodyParsers(spec);
+  api.use(bodies);
   // Only the /downloads, /collections and /subscriptions operations take a query; the file link ignores any, brackets and all.
   const plain = plainQuery(spec);
   api.use('/downloads', plain);
@@ -161,5 +176,5 @@ export function createApp(deps: AppDeps): App {
     withFileShortcut(app, { basePath: config.basePath, secure, observer, operationIds: ids, serve: serveFile }),
     (_req, res) => sendProblem(res, badTarget),
   );
-  return { listener, warmedUp: warmUpValidator(validator, bodyParser, spec, config.basePath) };
+  return { listener, warmedUp: warmUpValidator(validator, bodies, spec, config.basePath) };
 }

@@ -20,7 +20,7 @@ type Shortcut = {
   /** Helmet's headers, the same middleware as Express's. */
   secure: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   observer: RequestObserver;
-  /** The contract's operation ids, by `METHOD /path`. */
+  /** The contract's operation ids, by `METHOD /path` as Express routes it. */
   operationIds: Map<string, string>;
   serve: ServeFile;
 };
@@ -28,7 +28,7 @@ type Shortcut = {
 /** `app` with GET and HEAD of plain file links answered ahead of it. */
 export function withFileShortcut(app: RequestListener, { basePath, secure, observer, operationIds, serve }: Shortcut): RequestListener {
   const prefix = `${basePath}/download/`;
-  const operations = { GET: operationIds.get('GET /download/{token}'), HEAD: operationIds.get('HEAD /download/{token}') };
+  const operations = { GET: operationIds.get('GET /download/:token'), HEAD: operationIds.get('HEAD /download/:token') };
   const ignore = () => {};
   return (req, res) => {
     const operation = req.method === 'GET' || req.method === 'HEAD' ? operations[req.method] : undefined;

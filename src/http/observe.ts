@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
-import { redactToken, type Logger } from '../operations/log.ts';
+import { redactWith, type Logger } from '../operations/log.ts';
 import type { Metrics } from '../operations/metrics.ts';
 
 // One log line and one histogram sample per request. The request id is the client's X-Request-Id
@@ -22,7 +22,8 @@ const ending = (res: ServerResponse) => (cutShort(res) ? ', cut short' : '');
 
 /**
  * The contract's name for the operation: the validator's match, else the route's own (those served
- * before the validator, such as /healthz; HEAD as its GET); `other` for anything else.
+ * before the validator, such as /healthz, and bodies refused before it; HEAD as its GET); `other`
+ * for anything else.
  */
 function operationOf(req: Request, ids: Map<string, string>): string {
   const matched = (req as { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
@@ -38,26 +39,28 @@ export type RequestObserver = {
   observe(req: IncomingMessage, res: ServerResponse, operation: string): void;
 };
 
-export function observeRequests(log: Logger, metrics: Metrics, operationIds: Map<string, string>): RequestObserver {
+/** `keys`: the API keys the service knows, kept out of the log wherever a client puts them. */
+export function observeRequests(log: Logger, metrics: Metrics, operationIds: Map<string, string>, keys: string[]): RequestObserver {
+  const redact = redactWith(keys);
   const logged = pinoHttp({
     logger: log,
     genReqId(req, res) {
       const given = req.headers['x-request-id'];
       // A token sent as a request id would be logged with every line of the request.
-      const id = typeof given === 'string' && REQUEST_ID.test(given) && redactToken(given) === given ? given : randomUUID();
+      const id = typeof given === 'string' && REQUEST_ID.test(given) && redact(given) === given ? given : randomUUID();
       res.setHeader('X-Request-Id', id);
       return id;
     },
     serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactToken(req.url) }),
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redact(req.url) }),
       res: (res: { statusCode: number; raw: ServerResponse }) => ({ status: res.statusCode, ...(cutShort(res.raw) && { aborted: true }) }),
     },
     // A 503 with Retry-After is the service saying "not now" (its stream limit, a database restart):
     // worth a warning, not an error with a stack that pino-http makes up for it.
     customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? (passing(res) ? 'warn' : 'error') : 'info'),
     customErrorObject: (_req, res, _error, value: Record<string, unknown>) => (passing(res) ? { ...value, err: undefined } : value),
-    customSuccessMessage: (req, res, took) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode} ${Math.round(took)} ms${ending(res)}`,
-    customErrorMessage: (req, res) => `${req.method} ${redactToken(req.url ?? '')} ${res.statusCode}${ending(res)}`,
+    customSuccessMessage: (req, res, took) => `${req.method} ${redact(req.url ?? '')} ${res.statusCode} ${Math.round(took)} ms${ending(res)}`,
+    customErrorMessage: (req, res) => `${req.method} ${redact(req.url ?? '')} ${res.statusCode}${ending(res)}`,
   });
   const timed = (res: ServerResponse, operation: () => string) => {
     const end = metrics.requests.startTimer();

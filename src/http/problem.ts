@@ -61,7 +61,7 @@ type FailedRequest = IncomingMessage & Partial<Pick<Request, 'is' | 'body'>>;
  * because its message is meant for the client, and a `type` naming the failure, except for the
  * decoder's errors, which body-parser passes on as they came.
  */
-type ClientHttpError = Error & { status: number; expose: true; type?: string; limit?: number };
+type ClientHttpError = Error & { status: number; expose: true; type?: string; limit?: number; charset?: string; body?: unknown };
 
 function isClientHttpError(error: unknown): error is ClientHttpError {
   const candidate = error as Partial<ClientHttpError> | null;
@@ -73,11 +73,29 @@ export const BODY_ENCODINGS = ['identity', 'gzip', 'deflate', 'br'];
 
 export const unsupportedBodyEncoding = () => new HttpProblem(415, `The request body's Content-Encoding must be one of ${BODY_ENCODINGS.join(', ')}.`);
 
+export const unsupportedCharset = (charset: string) => new HttpProblem(415, `The request body's charset is ${charset}; it must be UTF-8.`);
+
+export const missingContentType = () => new HttpProblem(415, 'The request has no Content-Type; its body must be application/json.');
+
+/** JSON that is no object or array, which body-parser refuses as it refuses text that is no JSON. */
+function notAnObject(text: string): HttpProblem | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const kind = value === null ? 'null' : `a ${typeof value}`;
+  return new HttpProblem(400, `The request body is ${kind}; a JSON object is expected.`, {}, [{ field: '/body', message: 'must be object' }]);
+}
+
 const bodyParserProblems: Record<string, (error: ClientHttpError) => HttpProblem> = {
   'entity.too.large': (error) => new HttpProblem(413, `The request body is larger than ${error.limit} bytes.`),
-  'entity.parse.failed': () => new HttpProblem(400, 'The request body is not valid JSON.', {}, [{ field: '/body', message: 'is not valid JSON' }]),
+  'entity.parse.failed': (error) =>
+    (typeof error.body === 'string' ? notAnObject(error.body) : undefined) ??
+    new HttpProblem(400, 'The request body is not valid JSON.', {}, [{ field: '/body', message: 'is not valid JSON' }]),
   'encoding.unsupported': unsupportedBodyEncoding,
-  'charset.unsupported': () => new HttpProblem(415, 'The request body must be UTF-8 JSON.'),
+  'charset.unsupported': (error) => unsupportedCharset(error.charset ?? 'unknown'),
 };
 
 /**

@@ -48,15 +48,16 @@ function madeUpRequest(method: string, url: string, { contentType, body }: { con
 
 /**
  * Runs made-up requests of every operation in `spec` (with each example body, under every way to
- * name its type) through `bodyParser` and the `validator`'s handlers, so that the validator has
+ * name its type) through `bodyParsers` (routed below `basePath`, as the service routes them) and the `validator`'s handlers, so that the validator has
  * prepared and compiled everything before a real request comes. The validator's
  * `pathParamsMiddleware` is left out: it registers the parameters on the app of the first request
  * it sees, which must be the service's own.
  */
-export async function warmUpValidator(validator: RequestHandler[], bodyParser: RequestHandler[], spec: Spec, basePath: string): Promise<void> {
+export async function warmUpValidator(validator: RequestHandler[], bodyParsers: RequestHandler, spec: Spec, basePath: string): Promise<void> {
   const handlers = validator.filter((handler) => handler.name !== 'pathParamsMiddleware');
   const app = express();
-  app.use(...bodyParser, ...handlers);
+  app.use(basePath || '/', bodyParsers);
+  app.use(...handlers);
   // Express's own entry (the one an http.Server calls, with the end of the chain as a callback).
   const handle = (app as unknown as { handle(req: IncomingMessage, res: ServerResponse, done: () => void): void }).handle.bind(app);
   for (const [route, operations] of Object.entries(spec.paths)) {

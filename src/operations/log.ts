@@ -10,11 +10,30 @@ export type { Logger } from 'pino';
 const TOKEN = /[A-Za-z0-9_-]{22}(?:\.|%2e)[A-Za-z0-9_-]{43}/gi;
 /** Whatever follows the file path (matched as loosely as Express routes it: any case, repeated or encoded slashes). */
 const FILE_PATH = /(\/download(?:\/|%2f)+)[^?#]*/gi;
-/** Query values a client may have put a secret in by mistake. */
-const SECRET_PARAMS = /([?&](?:api[_-]?key|key|token|access[_-]?token|secret)=)[^&#]*/gi;
+/**
+ * Query values a client may have put a secret in by mistake: those of any parameter named like a
+ * credential (authorization, api_key, apikey, access_token, client_secret, password...), whole.
+ */
+const SECRET_PARAMS = /([?&;][^=&;]*(?:auth|key|token|secret|passw)[^=&;]*=)[^&;]*/gi;
 
 /** A URL or header value as logs show it: no retrieval token, no key. */
-export const redactToken = (url: string): string => url.replace(FILE_PATH, '$1[token]').replace(SECRET_PARAMS, '$1[redacted]').replace(TOKEN, '[token]');
+const redactToken = (url: string): string => url.replace(FILE_PATH, '$1[token]').replace(SECRET_PARAMS, '$1[redacted]').replace(TOKEN, '[token]');
+
+const escaped = (char: string) => char.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+const percentEncoded = (char: string) => [...Buffer.from(char)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+/** One character of a secret as a URL may spell it: as it is, or percent-encoded (either case of hex, the pattern ignoring case). */
+const spelled = (char: string) => `(?:${escaped(char)}|${percentEncoded(char)})`;
+
+/**
+ * redactToken, and also `secrets` (the API keys the service knows) wherever they stand, in any mix
+ * of plain and percent-encoded characters: a key a client put in a path or a request id.
+ */
+export function redactWith(secrets: string[]): (text: string) => string {
+  const known = secrets.filter((secret) => secret.length > 0).sort((a, b) => b.length - a.length);
+  if (known.length === 0) return redactToken;
+  const pattern = new RegExp(known.map((secret) => [...secret].map(spelled).join('')).join('|'), 'gi');
+  return (text) => redactToken(text.replace(pattern, '[redacted]'));
+}
 
 export function createLogger(config: Pick<Config, 'logLevel' | 'role'>): Logger {
   return pino(
