@@ -13,6 +13,7 @@ import { mediaPath, sha256File } from './support/media.ts';
 import { boxesIn, withSize, type FileBox } from './support/mp4-boxes.ts';
 import { downloadWhileProbing, expectNothingStored, placesOf } from './support/outcomes.ts';
 import { watchResponsiveness } from './support/responsiveness.ts';
+import { dashFixtures, type DashFixture, type DashFixtureName } from './support/streams/dash-fixtures.ts';
 import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support/streams/hls-fixtures.ts';
 import { mountTmpfs, unmountTmpfs } from './support/tmpfs.ts';
 import { waitFor, waitForProgress } from './support/waiting.ts';
@@ -217,6 +218,29 @@ describe('damaged MP4s', () => {
     const done = await download(app, { url: source.content(`/whole/${randomUUID()}.mp4`, file, { contentType: 'video/mp4' }) });
 
     expect(done).toMatchObject({ status: 'completed', file: { content_type: 'video/mp4', size_bytes: file.length } });
+  });
+});
+
+describe('DASH streams whose MPD does not match their segments', () => {
+  let dash: Record<DashFixtureName, DashFixture>;
+  beforeAll(async () => {
+    dash = await dashFixtures();
+  }, 120_000);
+
+  test('when an MPD says its segments last @duration="0", then the download fails as unsupported_source instead of completing with its first segment alone', async () => {
+    const fixture = dash.number;
+    const manifest = await readFile(fixture.manifest, 'utf8');
+    const zero = manifest.replaceAll(/(<SegmentTemplate\b[^>]*\sduration=")\d+"/g, '$10"');
+    expect(zero).not.toBe(manifest);
+    source.directory('/zero-duration', fixture.dir);
+    const done = await download(app, { url: source.content('/zero-duration/zero.mpd', zero, { contentType: 'application/dash+xml' }) });
+
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: { code: 'unsupported_source', retryable: false, message: expect.stringMatching(/gives its segments a duration of 0, so they cannot be counted/) },
+      file: null,
+    });
+    await expectNothingStored(app, done.id);
   });
 });
 
