@@ -221,6 +221,32 @@ describe('damaged MP4s', () => {
   });
 });
 
+describe('damaged fragmented segments', () => {
+  test('when the last segment of an fMP4 HLS stream is cut inside its mdat, then the download fails as processing_failed, where ffmpeg would join what is there', async () => {
+    const fixture = hls.fmp4;
+    const playlist = await readFile(path.join(fixture.dir, fixture.playlist), 'utf8');
+    const segment = await readFile(path.join(fixture.dir, 'seg3.m4s'));
+    const mdat = boxesIn(segment).findLast((box) => box.type === 'mdat')!;
+    source.directory('/cut-segment', fixture.dir);
+    source.content('/cut-segment/cut3.m4s', segment.subarray(0, mdat.start + Math.floor((mdat.end - mdat.start) / 2)));
+    expect(playlist).toContain('seg3.m4s');
+    const url = source.content('/cut-segment/cut.m3u8', playlist.replace('seg3.m4s', 'cut3.m4s'));
+
+    const done = await download(app, { url });
+
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'processing_failed',
+        retryable: false,
+        message: expect.stringMatching(/the fragment whose moof is at byte \d+ has \d+ bytes of samples at byte \d+, past the end/),
+      },
+      file: null,
+    });
+    await expectNothingStored(app, done.id);
+  });
+});
+
 describe('DASH streams whose MPD does not match their segments', () => {
   let dash: Record<DashFixtureName, DashFixture>;
   beforeAll(async () => {
