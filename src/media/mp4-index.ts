@@ -18,10 +18,14 @@ import { open, type FileHandle } from 'node:fs/promises';
 
 /** A `moov` larger than this is not read (a day of 60 fps video indexes in about 25 MiB). */
 export const MAX_INDEX_BYTES = 64 * 1024 * 1024;
-/** Boxes at the top level walked at most: a whole file has a handful; a fragmented one, two per fragment. */
-export const MAX_TOP_LEVEL_BOXES = 100_000;
+/**
+ * Boxes at the top level walked at most: a whole file has a handful; a fragmented one up to five per
+ * fragment (ffmpeg's HLS segments: styp, two sidx, moof, mdat), so that a stream of MAX_SEGMENTS'
+ * default 43 200 segments fits, while a file of empty boxes stays cheap to walk.
+ */
+export const MAX_TOP_LEVEL_BOXES = 500_000;
 /** Separate runs of samples the fragments may name, at most: a fragment's runs follow one another, so a file has about one per fragment. */
-export const MAX_FRAGMENT_SPANS = MAX_TOP_LEVEL_BOXES;
+export const MAX_FRAGMENT_SPANS = 200_000;
 /** Top-level box headers are read out of windows of this size, so that many small boxes cost few reads. */
 const WINDOW_BYTES = 64 * 1024;
 
