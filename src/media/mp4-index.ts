@@ -78,7 +78,7 @@ export function child(bytes: Buffer, parent: Child, type: string): Child | null 
 }
 
 /** The payload `bytes` of a box of `type` as the parent of what it holds. */
-const whole = (bytes: Buffer, type: string): Child => ({ type, body: 0, end: bytes.length });
+export const asParent = (bytes: Buffer, type: string): Child => ({ type, body: 0, end: bytes.length });
 
 /** The entry count of the full box `box` (after its version and flags), checked to fit the box with `entryBytes` for each and `before` bytes before them. */
 export function entryCount(bytes: Buffer, box: Child, before: number, entryBits: number, what: string): number {
@@ -157,7 +157,7 @@ export type Track = { number: number; trak: Child; stbl: Child; offsets: ChunkOf
 export function tracksOf(moov: Buffer): Track[] {
   const tracks: Track[] = [];
   let number = 0;
-  for (const trak of children(moov, whole(moov, 'moov'))) {
+  for (const trak of children(moov, asParent(moov, 'moov'))) {
     if (trak.type !== 'trak') continue;
     number++;
     // ffmpeg skips a trak inside another one: the track it holds would be dropped from the file.
@@ -247,7 +247,7 @@ export function indexFault(moov: Buffer, mdats: readonly ByteSpan[], fileBytes: 
 /** Per track ID, the size of a sample whose fragment gives none (the `moov`'s mvex/trex). */
 export function trexSampleSizes(moov: Buffer): Map<number, number> {
   const sizes = new Map<number, number>();
-  const mvex = child(moov, whole(moov, 'moov'), 'mvex');
+  const mvex = child(moov, asParent(moov, 'moov'), 'mvex');
   for (const trex of mvex ? children(moov, mvex) : []) {
     if (trex.type !== 'trex') continue;
     if (trex.end - trex.body < 24) throw new IndexFault('its trex box is cut short');
@@ -313,7 +313,7 @@ function trackRun(moof: Buffer, trun: Child, base: number, previousEnd: number, 
 export function fragmentSpans(moof: Buffer, moofAt: number, defaultSizes: ReadonlyMap<number, number>): ByteSpan[] {
   const spans: ByteSpan[] = [];
   let dataEnd: number | null = null;
-  for (const traf of children(moof, whole(moof, 'moof'))) {
+  for (const traf of children(moof, asParent(moof, 'moof'))) {
     if (traf.type !== 'traf') continue;
     const tfhd = child(moof, traf, 'tfhd');
     if (!tfhd) throw new IndexFault('its traf box has no tfhd box');
