@@ -10,8 +10,10 @@ import { runFfmpeg } from './support/ffmpeg.ts';
 import { useService } from './support/harness.ts';
 import { watchLargestFile } from './support/largest-file.ts';
 import { mediaPath, sha256File } from './support/media.ts';
+import { boxesIn, withSize, type FileBox } from './support/mp4-boxes.ts';
 import { downloadWhileProbing, expectNothingStored, placesOf } from './support/outcomes.ts';
 import { watchResponsiveness } from './support/responsiveness.ts';
+import { dashFixtures, type DashFixture, type DashFixtureName } from './support/streams/dash-fixtures.ts';
 import { prepareHlsFixtures, serveHlsFixture, type HlsFixtures } from './support/streams/hls-fixtures.ts';
 import { mountTmpfs, unmountTmpfs } from './support/tmpfs.ts';
 import { waitFor, waitForProgress } from './support/waiting.ts';
@@ -108,10 +110,10 @@ describe('files that only look like media', () => {
     await expectNothingStored(app, done.id);
   });
 
-  test('when a fast-start MP4 is cut after its index and part of its media data, then the download fails as unsupported_source and no file is left; whole, it completes', async () => {
+  test('when a fast-start MP4 is cut after its index and part of its media data, then the download fails as processing_failed and no file is left; whole, it completes', async () => {
     // ffmpeg reads such a file without a complaint: its index is all there, only the samples past the cut are not.
     const whole = await readFile(mediaPath('clip.mp4'));
-    const boxes = topLevelBoxes(whole);
+    const boxes = boxesIn(whole);
     expect(boxes.map((box) => box.type)).toEqual(expect.arrayContaining(['moov', 'mdat']));
     const mdat = boxes.find((box) => box.type === 'mdat')!;
     expect(boxes.findIndex((box) => box.type === 'moov')).toBeLessThan(boxes.indexOf(mdat));
@@ -121,7 +123,7 @@ describe('files that only look like media', () => {
     expect(done).toMatchObject({
       status: 'failed',
       error: {
-        code: 'unsupported_source',
+        code: 'processing_failed',
         retryable: false,
         message: expect.stringMatching(
           /cut short, damaged or beyond what the service checks: track \d+ has \d+ bytes of samples at byte \d+, past the end of the \d+-byte file/,
@@ -136,17 +138,137 @@ describe('files that only look like media', () => {
   });
 });
 
-/** The boxes at the top level of an MP4 (32-bit sizes only, as the clip's are). */
-function topLevelBoxes(file: Buffer): { type: string; start: number; end: number }[] {
-  const boxes = [];
-  for (let at = 0; at + 8 <= file.length;) {
-    const size = file.readUInt32BE(at);
-    if (size < 8) break;
-    boxes.push({ type: file.toString('latin1', at + 4, at + 8), start: at, end: at + size });
-    at += size;
-  }
-  return boxes;
-}
+describe('damaged MP4s', () => {
+  // ffmpeg reads each of these with at most a line of complaint, and a direct file is handed back as it came.
+  /** The three layouts ffmpeg writes: index first (clip.mp4), index at the end, and fragmented (a fragment per second). */
+  const layouts: Record<'fast-start' | 'index at the end' | 'fragmented', Buffer> = {} as never;
+
+  beforeAll(async () => {
+    const remuxed = async (input: string, movflags: string[]) => {
+      const output = path.join(scratch, `${randomUUID()}.mp4`);
+      await runFfmpeg(['-i', input, '-c', 'copy', ...movflags, '-f', 'mp4', output]);
+      return readFile(output);
+    };
+    layouts['fast-start'] = await readFile(mediaPath('clip.mp4'));
+    layouts['index at the end'] = await remuxed(mediaPath('clip.mp4'), []);
+    layouts.fragmented = await remuxed(mediaPath('keyframes.mp4'), ['-movflags', 'frag_keyframe+empty_moov+default_base_moof']);
+  }, 60_000);
+
+  const only = (boxes: FileBox[], type: string): FileBox => {
+    const found = boxes.filter((box) => box.type === type);
+    expect(found).toHaveLength(1);
+    return found[0]!;
+  };
+  /** The fragmented file cut halfway into its last mdat, and that mdat's box. */
+  const cutFragmented = (): [Buffer, FileBox] => {
+    const file = layouts.fragmented;
+    const boxes = boxesIn(file);
+    expect(boxes.filter((box) => box.type === 'moof').length).toBeGreaterThan(5);
+    const mdat = boxes.findLast((box) => box.type === 'mdat')!;
+    return [file.subarray(0, mdat.start + Math.floor((mdat.end - mdat.start) / 2)), mdat];
+  };
+
+  test.each([
+    [
+      'a fragmented MP4 is cut inside its last mdat',
+      () => cutFragmented()[0],
+      /the fragment whose moof is at byte \d+ has \d+ bytes of samples at byte \d+, past the end of the \d+-byte file/,
+    ],
+    [
+      "a fragmented MP4 is cut inside its last mdat, whose size is set to what is left (only its moof's trun tells)",
+      () => {
+        const [cut, mdat] = cutFragmented();
+        return withSize(cut, mdat, cut.length - mdat.start);
+      },
+      /the fragment whose moof is at byte \d+ has \d+ bytes of samples at byte \d+, past the end of the \d+-byte file/,
+    ],
+    [
+      'the first trak of an MP4 swallows the next one',
+      () => {
+        const file = layouts['fast-start'];
+        const traks = boxesIn(file, only(boxesIn(file), 'moov')).filter((box) => box.type === 'trak');
+        expect(traks).toHaveLength(2);
+        return withSize(file, traks[0]!, traks[1]!.end - traks[0]!.start);
+      },
+      /track 1's box swallows the track after it/,
+    ],
+    [
+      'the mdat of an MP4 claims more bytes than the file holds',
+      () => {
+        const file = layouts['fast-start'];
+        const mdat = only(boxesIn(file), 'mdat');
+        return withSize(file, mdat, mdat.end - mdat.start + 5000);
+      },
+      /its mdat box at byte \d+ claims \d+ bytes, 5000 more than the file holds/,
+    ],
+  ])('when %s, then the download fails as processing_failed with why, and no file is left', async (_kind, damaged, why) => {
+    const done = await download(app, { url: source.content(`/damaged/${randomUUID()}.mp4`, damaged(), { contentType: 'video/mp4' }) });
+
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: { code: 'processing_failed', retryable: false, message: expect.stringMatching(why) },
+      file: null,
+    });
+    expect(done.error!.message).toMatch(/^The fetched file is cut short, damaged/);
+    await expectNothingStored(app, done.id);
+  });
+
+  test.each(['fast-start', 'index at the end', 'fragmented'] as const)('when an MP4 %s is whole, then it completes as it came', async (layout) => {
+    const file = layouts[layout];
+    const done = await download(app, { url: source.content(`/whole/${randomUUID()}.mp4`, file, { contentType: 'video/mp4' }) });
+
+    expect(done).toMatchObject({ status: 'completed', file: { content_type: 'video/mp4', size_bytes: file.length } });
+  });
+});
+
+describe('damaged fragmented segments', () => {
+  test('when the last segment of an fMP4 HLS stream is cut inside its mdat, then the download fails as processing_failed, where ffmpeg would join what is there', async () => {
+    const fixture = hls.fmp4;
+    const playlist = await readFile(path.join(fixture.dir, fixture.playlist), 'utf8');
+    const segment = await readFile(path.join(fixture.dir, 'seg3.m4s'));
+    const mdat = boxesIn(segment).findLast((box) => box.type === 'mdat')!;
+    source.directory('/cut-segment', fixture.dir);
+    source.content('/cut-segment/cut3.m4s', segment.subarray(0, mdat.start + Math.floor((mdat.end - mdat.start) / 2)));
+    expect(playlist).toContain('seg3.m4s');
+    const url = source.content('/cut-segment/cut.m3u8', playlist.replace('seg3.m4s', 'cut3.m4s'));
+
+    const done = await download(app, { url });
+
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'processing_failed',
+        retryable: false,
+        message: expect.stringMatching(/the fragment whose moof is at byte \d+ has \d+ bytes of samples at byte \d+, past the end/),
+      },
+      file: null,
+    });
+    await expectNothingStored(app, done.id);
+  });
+});
+
+describe('DASH streams whose MPD does not match their segments', () => {
+  let dash: Record<DashFixtureName, DashFixture>;
+  beforeAll(async () => {
+    dash = await dashFixtures();
+  }, 120_000);
+
+  test('when an MPD says its segments last @duration="0", then the download fails as unsupported_source instead of completing with its first segment alone', async () => {
+    const fixture = dash.number;
+    const manifest = await readFile(fixture.manifest, 'utf8');
+    const zero = manifest.replaceAll(/(<SegmentTemplate\b[^>]*\sduration=")\d+"/g, '$10"');
+    expect(zero).not.toBe(manifest);
+    source.directory('/zero-duration', fixture.dir);
+    const done = await download(app, { url: source.content('/zero-duration/zero.mpd', zero, { contentType: 'application/dash+xml' }) });
+
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: { code: 'unsupported_source', retryable: false, message: expect.stringMatching(/gives its segments a duration of 0, so they cannot be counted/) },
+      file: null,
+    });
+    await expectNothingStored(app, done.id);
+  });
+});
 
 describe('segments that are not media', () => {
   test.each([

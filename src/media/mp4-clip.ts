@@ -1,5 +1,5 @@
 import type { Clip } from '../core/clip.ts';
-import { child, chunksOf, entryCount, IndexFault, tracksOf, type ByteSpan, type Track } from './mp4-index.ts';
+import { asParent, child, chunksOf, entryCount, IndexFault, tracksOf, type ByteSpan, type Track } from './mp4-index.ts';
 
 // Which bytes of an MP4-family file a clip of it needs, read from its index (the payload of its
 // `moov`) alone: for each track, the samples from where ffmpeg's `-ss` starts it to a little past
@@ -66,7 +66,7 @@ export function clipSpans(moov: Buffer, clip: Clip): ClipSpans {
 
 /** The movie's timescale and duration, from `mvhd`. */
 function movieHeader(moov: Buffer): { timescale: number; durationSeconds: number } {
-  const mvhd = child(moov, { type: 'moov', body: 0, end: moov.length }, 'mvhd');
+  const mvhd = child(moov, asParent(moov, 'moov'), 'mvhd');
   if (!mvhd) throw new IndexFault('its index has no mvhd box');
   const long = moov.readUInt8(mvhd.body) === 1;
   const at = mvhd.body + (long ? 20 : 12);

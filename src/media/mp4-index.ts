@@ -1,24 +1,31 @@
 import { open, type FileHandle } from 'node:fs/promises';
 
-// Whether an MP4-family file (MP4, MOV, M4A, 3GP) holds every byte its index points to. ffmpeg
-// reads a file cut after its `moov` (a fast-start file whose transfer ended early) without a
-// complaint: its index is all there, and the samples it names past the cut are only missed when
-// played. So the index is read here: every chunk its sample tables name, from `stsc`, `stsz` (or
-// `stz2`) and `stco` (or `co64`), must lie inside the payload of an `mdat` and inside the file.
+// Whether an MP4-family file (MP4, MOV, M4A, 3GP) holds every byte its index points to, in boxes
+// that fit one another. ffmpeg reads a file cut after its `moov` (a fast-start file whose transfer
+// ended early), a fragmented file cut inside its last `mdat`, a file whose `mdat` claims more bytes
+// than there are, or one whose first `trak` swallows the next (dropping a track), with at most a
+// line of complaint: the samples it misses are only missed when played. So the index is read here:
+// every chunk its sample tables name, from `stsc`, `stsz` (or `stz2`) and `stco` (or `co64`), and
+// every run of samples a fragment's `moof` names, from its `tfhd` and `trun`, must lie inside the
+// payload of an `mdat` and inside the file; no box may run past the file or the box that holds it.
 //
-// Only box headers and the `moov` are read, at their offsets, never the media itself. Every byte is
-// taken as hostile: no count is trusted beyond the bytes that hold its entries, nothing is
-// allocated by a count, each loop moves forward by at least a box header, and the walk goes down
-// one fixed path (moov/trak/mdia/minf/stbl), never deeper. Structure is read as leniently as
-// ffmpeg reads it (a child box running past its parent ends with it; a header too small to be one
-// ends its parent); a sample table whose entries are not all there is a fault. A fragmented file's
-// samples are in its fragments, which are not looked at: its `moov` names none, so nothing is
-// checked, and what it lacks is left to ffmpeg, as is a file with no `moov` at all.
+// Only box headers, the `moov` and the `moof`s are read, at their offsets, never the media itself.
+// Every byte is taken as hostile: no count is trusted beyond the bytes that hold its entries,
+// nothing is allocated by a count, each loop moves forward by at least a box header, and the walk
+// goes down fixed paths (moov/trak/mdia/minf/stbl, moov/mvex, moof/traf), never deeper. A header
+// too small to be one ends its parent, as it does for ffmpeg; a file with no `moov` at all is left
+// to ffmpeg.
 
 /** A `moov` larger than this is not read (a day of 60 fps video indexes in about 25 MiB). */
 export const MAX_INDEX_BYTES = 64 * 1024 * 1024;
-/** Boxes at the top level walked at most: a whole file has a handful; a fragmented one, two per fragment. */
-export const MAX_TOP_LEVEL_BOXES = 100_000;
+/**
+ * Boxes at the top level walked at most: a whole file has a handful; a fragmented one up to five per
+ * fragment (ffmpeg's HLS segments: styp, two sidx, moof, mdat), so that a stream of MAX_SEGMENTS'
+ * default 43 200 segments fits, while a file of empty boxes stays cheap to walk.
+ */
+export const MAX_TOP_LEVEL_BOXES = 500_000;
+/** Separate runs of samples the fragments may name, at most: a fragment's runs follow one another, so a file has about one per fragment. */
+export const MAX_FRAGMENT_SPANS = 200_000;
 /** Top-level box headers are read out of windows of this size, so that many small boxes cost few reads. */
 const WINDOW_BYTES = 64 * 1024;
 
@@ -46,25 +53,32 @@ export function headerAt(bytes: Buffer, at: number, limit: number): Header | nul
 
 type Child = { type: string; body: number; end: number };
 
-/** The boxes inside [start, end) of `bytes`, each cut at `end`: ffmpeg reads a child that overruns its parent the same way. */
-function* children(bytes: Buffer, start: number, end: number): Generator<Child> {
-  let at = start;
+/** A fault in the index: why the file cannot be whole (or read). */
+export class IndexFault extends Error {}
+
+/** The boxes inside `parent` (a box of `bytes`). One that runs past its parent's end is a fault: its bytes are another box's, or missing. */
+function* children(bytes: Buffer, parent: Child): Generator<Child> {
+  let at = parent.body;
   for (;;) {
-    const header = headerAt(bytes, at, end);
+    const header = headerAt(bytes, at, parent.end);
     if (!header) return;
-    const boxEnd = header.size === null ? end : at + header.size;
-    yield { type: header.type, body: at + header.headerBytes, end: Math.min(boxEnd, end) };
+    const boxEnd = header.size === null ? parent.end : at + header.size;
+    if (boxEnd > parent.end)
+      throw new IndexFault(`its ${header.type} box runs ${boxEnd - parent.end} bytes past the end of the ${parent.type} box that holds it`);
+    yield { type: header.type, body: at + header.headerBytes, end: boxEnd };
     at = boxEnd;
   }
 }
 
+/** The first box of `type` in `parent`; its other boxes are walked too, so that one running past it is found. */
 export function child(bytes: Buffer, parent: Child, type: string): Child | null {
-  for (const box of children(bytes, parent.body, parent.end)) if (box.type === type) return box;
-  return null;
+  let found: Child | null = null;
+  for (const box of children(bytes, parent)) if (!found && box.type === type) found = box;
+  return found;
 }
 
-/** A fault in the index: why the file cannot be whole (or read). */
-export class IndexFault extends Error {}
+/** The payload `bytes` of a box of `type` as the parent of what it holds. */
+export const asParent = (bytes: Buffer, type: string): Child => ({ type, body: 0, end: bytes.length });
 
 /** The entry count of the full box `box` (after its version and flags), checked to fit the box with `entryBytes` for each and `before` bytes before them. */
 export function entryCount(bytes: Buffer, box: Child, before: number, entryBits: number, what: string): number {
@@ -143,9 +157,11 @@ export type Track = { number: number; trak: Child; stbl: Child; offsets: ChunkOf
 export function tracksOf(moov: Buffer): Track[] {
   const tracks: Track[] = [];
   let number = 0;
-  for (const trak of children(moov, 0, moov.length)) {
+  for (const trak of children(moov, asParent(moov, 'moov'))) {
     if (trak.type !== 'trak') continue;
     number++;
+    // ffmpeg skips a trak inside another one: the track it holds would be dropped from the file.
+    if (child(moov, trak, 'trak')) throw new IndexFault(`track ${number}'s box swallows the track after it (a trak inside a trak)`);
     const mdia = child(moov, trak, 'mdia');
     const minf = mdia && child(moov, mdia, 'minf');
     const stbl = minf && child(moov, minf, 'stbl');
@@ -193,17 +209,22 @@ export function* chunksOf(track: Track): Generator<ChunkSamples> {
   }
 }
 
+/** Why `bytes` of samples at `start` are not in the file: past its `fileBytes`, or outside its `mdats`; null when they are in. */
+function missing(start: number, bytes: number, mdats: readonly ByteSpan[], fileBytes: number): string | null {
+  const end = start + bytes;
+  if (end > fileBytes) return `past the end of the ${fileBytes}-byte file`;
+  const mdat = spanAt(mdats, start);
+  return !mdat || end > mdat.end ? 'outside its media data (mdat)' : null;
+}
+
 /** Why `track`'s chunks are not all inside `mdats` and the file, or null when they are. */
 function trackFault(track: Track, mdats: readonly ByteSpan[], fileBytes: number): string | null {
   for (const { chunk, firstSample, samples } of chunksOf(track)) {
     const bytes = track.sizes.bytes(firstSample, samples);
     if (bytes === 0) continue;
     const start = track.offsets.at(chunk);
-    const end = start + bytes;
-    const where = () => `track ${track.number} has ${bytes} bytes of samples at byte ${start}`;
-    if (end > fileBytes) return `${where()}, past the end of the ${fileBytes}-byte file`;
-    const mdat = spanAt(mdats, start);
-    if (!mdat || end > mdat.end) return `${where()}, outside its media data (mdat)`;
+    const where = missing(start, bytes, mdats, fileBytes);
+    if (where) return `track ${track.number} has ${bytes} bytes of samples at byte ${start}, ${where}`;
   }
   return null;
 }
@@ -214,16 +235,102 @@ function trackFault(track: Track, mdats: readonly ByteSpan[], fileBytes: number)
  * cut at the file's end) and inside the file's `fileBytes`.
  */
 export function indexFault(moov: Buffer, mdats: readonly ByteSpan[], fileBytes: number): string | null {
-  try {
+  return faultOr(() => {
     for (const track of tracksOf(moov)) {
       const fault = trackFault(track, mdats, fileBytes);
       if (fault) return fault;
     }
     return null;
-  } catch (error) {
-    if (error instanceof IndexFault) return error.message;
-    throw error;
+  });
+}
+
+/** Per track ID, the size of a sample whose fragment gives none (the `moov`'s mvex/trex). */
+export function trexSampleSizes(moov: Buffer): Map<number, number> {
+  const sizes = new Map<number, number>();
+  const mvex = child(moov, asParent(moov, 'moov'), 'mvex');
+  for (const trex of mvex ? children(moov, mvex) : []) {
+    if (trex.type !== 'trex') continue;
+    if (trex.end - trex.body < 24) throw new IndexFault('its trex box is cut short');
+    sizes.set(moov.readUInt32BE(trex.body + 4), moov.readUInt32BE(trex.body + 16));
   }
+  return sizes;
+}
+
+// The flags of tfhd and trun (ISO/IEC 14496-12, 8.8.7 and 8.8.8) that say which fields they hold.
+const TFHD_BASE_DATA_OFFSET = 0x1;
+const TFHD_SAMPLE_DESCRIPTION = 0x2;
+const TFHD_SAMPLE_DURATION = 0x8;
+const TFHD_SAMPLE_SIZE = 0x10;
+const TFHD_BASE_IS_MOOF = 0x20000;
+const TRUN_DATA_OFFSET = 0x1;
+const TRUN_FIRST_SAMPLE_FLAGS = 0x4;
+const TRUN_SAMPLE_SIZE = 0x200;
+/** Each sample's duration, size, flags and composition offset: the fields of a trun entry, in order. */
+const TRUN_ENTRY_FIELDS = [0x100, TRUN_SAMPLE_SIZE, 0x400, 0x800];
+
+/** Where a track fragment's data is counted from, and the size of a sample whose run gives none. */
+function trackFragmentHeader(moof: Buffer, tfhd: Child, implicitBase: number, moofAt: number, defaultSizes: ReadonlyMap<number, number>) {
+  if (tfhd.end - tfhd.body < 8) throw new IndexFault('its tfhd box is cut short');
+  const flags = moof.readUInt32BE(tfhd.body);
+  const track = moof.readUInt32BE(tfhd.body + 4);
+  let at = tfhd.body + 8;
+  const field = (flag: number, bytes: 4 | 8): number | null => {
+    if (!(flags & flag)) return null;
+    if (tfhd.end - at < bytes) throw new IndexFault('its tfhd box is cut short');
+    const value = bytes === 8 ? Number(moof.readBigUInt64BE(at)) : moof.readUInt32BE(at);
+    at += bytes;
+    return value;
+  };
+  const base = field(TFHD_BASE_DATA_OFFSET, 8);
+  field(TFHD_SAMPLE_DESCRIPTION, 4);
+  field(TFHD_SAMPLE_DURATION, 4);
+  const sampleBytes = field(TFHD_SAMPLE_SIZE, 4);
+  return { base: base ?? (flags & TFHD_BASE_IS_MOOF ? moofAt : implicitBase), sampleBytes: sampleBytes ?? defaultSizes.get(track) ?? 0 };
+}
+
+/** The span of the file that `trun` puts its samples in: from its data offset, else from where the run before it ended. */
+function trackRun(moof: Buffer, trun: Child, base: number, previousEnd: number, sampleBytes: number): ByteSpan {
+  if (trun.end - trun.body < 8) throw new IndexFault('its trun box is cut short');
+  const flags = moof.readUInt32BE(trun.body);
+  const count = moof.readUInt32BE(trun.body + 4);
+  const entries = trun.body + 8 + (flags & TRUN_DATA_OFFSET ? 4 : 0) + (flags & TRUN_FIRST_SAMPLE_FLAGS ? 4 : 0);
+  const entryBytes = 4 * TRUN_ENTRY_FIELDS.filter((field) => flags & field).length;
+  if (entries > trun.end) throw new IndexFault('its trun box is cut short');
+  const room = entryBytes > 0 ? Math.floor((trun.end - entries) / entryBytes) : count;
+  if (count > room) throw new IndexFault(`its trun box claims ${count} samples but has room for ${room}`);
+  const start = flags & TRUN_DATA_OFFSET ? base + moof.readInt32BE(trun.body + 8) : previousEnd;
+  const sizeAt = entries + (flags & TRUN_ENTRY_FIELDS[0]! ? 4 : 0);
+  const bytes = flags & TRUN_SAMPLE_SIZE ? sum(count, (i) => moof.readUInt32BE(sizeAt + i * entryBytes)) : count * sampleBytes;
+  return { start, end: start + bytes };
+}
+
+/**
+ * The spans of the file that the fragment whose `moof` is at `moofAt` (its payload `moof`) puts
+ * samples in, a run that starts where the one before it ended joined to it. A track fragment counts
+ * from its tfhd's base offset, else from the moof (when its tfhd says so, or when it is the first),
+ * else from where the data of the one before it ended; `defaultSizes` are the moov's (trexSampleSizes).
+ */
+export function fragmentSpans(moof: Buffer, moofAt: number, defaultSizes: ReadonlyMap<number, number>): ByteSpan[] {
+  const spans: ByteSpan[] = [];
+  let dataEnd: number | null = null;
+  for (const traf of children(moof, asParent(moof, 'moof'))) {
+    if (traf.type !== 'traf') continue;
+    const tfhd = child(moof, traf, 'tfhd');
+    if (!tfhd) throw new IndexFault('its traf box has no tfhd box');
+    const { base, sampleBytes } = trackFragmentHeader(moof, tfhd, dataEnd ?? moofAt, moofAt, defaultSizes);
+    let runEnd = base;
+    for (const trun of children(moof, traf)) {
+      if (trun.type !== 'trun') continue;
+      const run = trackRun(moof, trun, base, runEnd, sampleBytes);
+      runEnd = run.end;
+      if (run.end === run.start) continue;
+      const last = spans.at(-1);
+      if (last && last.end === run.start) last.end = run.end;
+      else spans.push(run);
+    }
+    dataEnd = runEnd;
+  }
+  return spans;
 }
 
 /** Whether the `moov` payload `moov` is readable and names no sample data (a fragmented file's). */
@@ -268,12 +375,16 @@ class HeaderReader {
   }
 }
 
+/** A span of samples that a fragment names, and where its moof is (for the message). */
+type FragmentSpan = ByteSpan & { moofAt: number };
+
 /**
- * Why the MP4-family file `file` cannot be whole: its index names sample data outside its `mdat`
- * boxes or past its end (a transfer cut after the index), its sample tables are cut short, or it
- * is too odd to be checked (an index over MAX_INDEX_BYTES, more than MAX_TOP_LEVEL_BOXES boxes).
- * Null when its index is all there and points only into its media data, and when it has no index
- * this can read (no `moov` in the boxes before one that is no box): ffmpeg then has its say.
+ * Why the MP4-family file `file` cannot be whole: its index or its fragments name sample data
+ * outside its `mdat` boxes or past its end (a transfer cut short), a box runs past the file or the
+ * box that holds it, its tables are cut short, or it is too odd to be checked (an index over
+ * MAX_INDEX_BYTES, more than MAX_TOP_LEVEL_BOXES boxes or MAX_FRAGMENT_SPANS runs of samples).
+ * Null when all it names is there, and when it has no index this can read (no `moov` in the boxes
+ * before one that is no box): ffmpeg then has its say.
  */
 export async function mp4IndexFault(file: string): Promise<string | null> {
   const handle = await open(file, 'r');
@@ -281,28 +392,63 @@ export async function mp4IndexFault(file: string): Promise<string | null> {
     const fileBytes = (await handle.stat()).size;
     const reader = new HeaderReader(handle, fileBytes);
     const mdats: ByteSpan[] = [];
+    const fragments: FragmentSpan[] = [];
     let moov: Buffer | null = null;
+    let defaultSizes = new Map<number, number>();
+    let overrun: string | null = null;
     let at = 0;
     for (let boxes = 0; ; boxes++) {
       const header = at < fileBytes ? await reader.headerAt(at) : null;
       if (!header) break;
       if (boxes === MAX_TOP_LEVEL_BOXES) return `it has more than ${MAX_TOP_LEVEL_BOXES} boxes at its top level`;
       const end = header.size === null ? fileBytes : at + header.size;
+      // Said only when nothing more telling is found: a cut file's index names what it lacks.
+      overrun ??= end > fileBytes ? `its ${header.type} box at byte ${at} claims ${end - at} bytes, ${end - fileBytes} more than the file holds` : null;
       const body = { start: at + header.headerBytes, end: Math.min(end, fileBytes) };
       if (header.type === 'mdat') mdats.push(body);
-      else if (header.type === 'moov' && !moov) {
+      else if (header.type === 'moof' || (header.type === 'moov' && !moov)) {
+        const what = header.type === 'moov' ? 'index (moov)' : `fragment index (moof) at byte ${at}`;
         if (end - body.start > MAX_INDEX_BYTES)
-          return `its index (moov) of ${end - body.start} bytes is more than the ${MAX_INDEX_BYTES} bytes the service reads of one`;
-        moov = await reader.bytes(body.start, Math.max(0, body.end - body.start));
-        // A fragmented file's index names no samples: nothing to check, and no need to walk its fragments.
-        if (namesNoSamples(moov)) return null;
+          return `its ${what} of ${end - body.start} bytes is more than the ${MAX_INDEX_BYTES} bytes the service reads of one`;
+        const payload = await reader.bytes(body.start, Math.max(0, body.end - body.start));
+        if (header.type === 'moov') {
+          moov = payload;
+          const sizes = faultOr(() => trexSampleSizes(payload));
+          if (typeof sizes === 'string') return sizes;
+          defaultSizes = sizes;
+        } else {
+          const spans = faultOr(() => fragmentSpans(payload, at, defaultSizes));
+          if (typeof spans === 'string') return `the fragment whose moof is at byte ${at} is unreadable: ${spans}`;
+          if (fragments.length + spans.length > MAX_FRAGMENT_SPANS) return `its fragments name more than ${MAX_FRAGMENT_SPANS} separate runs of samples`;
+          for (const span of spans) fragments.push({ ...span, moofAt: at });
+        }
       }
       at = end;
     }
-    return moov ? indexFault(moov, mdats, fileBytes) : null;
+    // Without a moov ffmpeg finds no media: its failure says more than the boxes do.
+    return moov && (indexFault(moov, mdats, fileBytes) ?? fragmentsFault(fragments, mdats, fileBytes) ?? overrun);
   } finally {
     await handle.close();
   }
+}
+
+/** What `read` returns, or the message of the IndexFault it throws. */
+function faultOr<T>(read: () => T): T | string {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof IndexFault) return error.message;
+    throw error;
+  }
+}
+
+/** Why the samples that fragments name are not all inside `mdats` and the file, or null when they are. */
+function fragmentsFault(fragments: readonly FragmentSpan[], mdats: readonly ByteSpan[], fileBytes: number): string | null {
+  for (const { start, end, moofAt } of fragments) {
+    const where = missing(start, end - start, mdats, fileBytes);
+    if (where) return `the fragment whose moof is at byte ${moofAt} has ${end - start} bytes of samples at byte ${start}, ${where}`;
+  }
+  return null;
 }
 
 /**

@@ -54,3 +54,41 @@ export function timedTrak(handler: string, timescale: number, tables: Buffer[], 
   const hdlr = full('hdlr', u32(0), Buffer.from(handler, 'latin1'), Buffer.alloc(12));
   return box('trak', ...(edits ? [edits] : []), box('mdia', mdhd, hdlr, box('minf', box('stbl', ...tables))));
 }
+
+/** A box of a real file: its type and its bytes [start, end), header included. */
+export type FileBox = { type: string; start: number; end: number };
+
+/** The boxes of `file` inside `parent` (the top level when none is given); 32-bit sizes only, as ffmpeg writes files this small. */
+export function boxesIn(file: Buffer, parent?: FileBox): FileBox[] {
+  const boxes = [];
+  const end = parent?.end ?? file.length;
+  for (let at = parent ? parent.start + 8 : 0; at + 8 <= end;) {
+    const size = file.readUInt32BE(at);
+    if (size < 8) break;
+    boxes.push({ type: file.toString('latin1', at + 4, at + 8), start: at, end: at + size });
+    at += size;
+  }
+  return boxes;
+}
+
+/** A copy of `file` whose `box` claims `size` bytes: what it holds is left as it was. */
+export function withSize(file: Buffer, box: FileBox, size: number): Buffer {
+  const copy = Buffer.from(file);
+  copy.writeUInt32BE(size, box.start);
+  return copy;
+}
+
+/** A full box of version 0 with `flags`. */
+const flagged = (type: string, flags: number, ...parts: Buffer[]) => box(type, u32(flags), ...parts);
+/** The mvex of a fragmented file's moov, with a trex giving track 1 samples of `sampleBytes`. */
+export const mvex = (sampleBytes = 0) => box('mvex', full('trex', u32(1, 1, 0, sampleBytes, 0)));
+/** A tfhd of track 1 with `flags`, followed by the fields they name. */
+export const tfhd = (flags: number, ...fields: Buffer[]) => flagged('tfhd', flags, u32(1), ...fields);
+/** tfhd's flag for a data offset counted from the moof. */
+export const BASE_IS_MOOF = 0x20000;
+/** A trun of samples of `sizes` at `dataOffset` from its base. */
+export const trun = (dataOffset: number, ...sizes: number[]) => flagged('trun', 0x201, u32(sizes.length, dataOffset >>> 0, ...sizes));
+/** A trun of `count` samples of the default size, with no data offset (they follow the run before). */
+export const defaultTrun = (count: number) => flagged('trun', 0, u32(count));
+/** A moof of one fragment of track fragments `trafs`, each made of its boxes. */
+export const moof = (...trafs: Buffer[][]) => box('moof', full('mfhd', u32(1)), ...trafs.map((traf) => box('traf', ...traf)));

@@ -82,4 +82,21 @@ describe('planDash choosing among Representations', () => {
     const text = mpd(videoSet('<Representation id="v" bandwidth="1" height="240"/>'));
     expect(refusal(() => planDash({ url, text, quality: 'best', maxSegments })).code).toBe('unsupported_source');
   });
+
+  test.each(['0', '0.5', '-1', 'none'])(
+    'when a SegmentTemplate or SegmentList says its segments last @duration="%s", then the manifest is refused instead of planned as one segment',
+    (duration) => {
+      const template = `<SegmentTemplate initialization="init.mp4" media="$Number$.mp4" duration="${duration}"/>`;
+      const list = `<SegmentList duration="${duration}"><Initialization sourceURL="init.mp4"/><SegmentURL media="1.mp4"/><SegmentURL media="2.mp4"/></SegmentList>`;
+      for (const segments of [template, list]) {
+        const text = mpd(videoSet(`<Representation id="v" bandwidth="1" height="240">${segments}</Representation>`));
+        expect(refusal(() => planDash({ url, text, quality: 'best', maxSegments }))).toMatchObject({
+          code: 'unsupported_source',
+          message: expect.stringMatching(/^DASH Representation "v" gives its segments a duration of \S+, so they cannot be counted\.$/),
+        });
+      }
+      const counted = mpd(videoSet(`<Representation id="v" bandwidth="1" height="240">${template.replace(`"${duration}"`, '"1"')}</Representation>`));
+      expect(planDash({ url, text: counted, quality: 'best', maxSegments }).tracks[0]?.segments).toHaveLength(4);
+    },
+  );
 });

@@ -7,7 +7,7 @@ import { unreadable } from '../document-kinds.ts';
 import type { MediaPlan, SubtitleOffer, Track } from '../types.ts';
 import { refuseTooManyRepresentations, refuseTooManySegments } from './bounds.ts';
 import { chooseAudio, chooseVideo } from './choice.ts';
-import { refuseLive, refuseProtected } from './refusals.ts';
+import { refuseLive, refuseProtected, refuseUncountedSegments } from './refusals.ts';
 import { toTrack } from './track.ts';
 
 // A static MPD to the tracks to fetch: the video Representation that fits `quality` and the best
@@ -31,6 +31,7 @@ function read(input: DashInput): { mpd: MpdElement; manifest: ParsedManifest } {
   refuseTooManyRepresentations(mpd);
   const inherited = parsing(() => inheritAttributes(mpd, { manifestUri: input.url }));
   refuseTooManySegments(inherited.representationInfo, input.maxSegments);
+  refuseUncountedSegments(inherited.representationInfo);
   const manifest = parsing(() =>
     toM3u8({
       dashPlaylists: toPlaylists(inherited.representationInfo),

@@ -1,4 +1,4 @@
-import type { MpdElement } from 'mpd-parser';
+import type { MpdElement, RepresentationInfo } from 'mpd-parser';
 import { DownloadError } from '../../core/errors.ts';
 import { keySystemName } from '../key-systems.ts';
 
@@ -28,5 +28,23 @@ export function refuseProtected(mpd: MpdElement, representationIds: ReadonlySet<
       return keySystemName(scheme) ?? scheme;
     });
     throw new DownloadError('drm_protected', `The DASH stream is DRM-protected (${[...new Set(schemes)].join(', ')}).`);
+  }
+}
+
+/**
+ * Throws when a SegmentTemplate or SegmentList gives its segments a @duration that mpd-parser reads
+ * as no positive number ("0", "0.5", "-1"): it then makes one segment of the whole presentation, so
+ * the file would hold the first segment alone and pass for the whole stream.
+ */
+export function refuseUncountedSegments(representations: RepresentationInfo[]): void {
+  for (const info of representations) {
+    const source = info.segmentInfo.template ?? info.segmentInfo.list;
+    const duration: unknown = source && { ...info.attributes, ...source }.duration;
+    if (source && duration !== undefined && !(typeof duration === 'number' && duration > 0)) {
+      throw new DownloadError(
+        'unsupported_source',
+        `DASH Representation "${String(info.attributes.id)}" gives its segments a duration of ${Number(duration)}, so they cannot be counted.`,
+      );
+    }
   }
 }

@@ -6,6 +6,7 @@ import { detectContainer } from '../../media/detect-container.ts';
 import { MPEG_TS } from '../../media/containers.ts';
 import { describe } from '../../media/describe.ts';
 import { HeadProbe } from '../../media/head-probe.ts';
+import { DamagedMedia } from '../../media/input.ts';
 import { mp4IndexFault } from '../../media/mp4-index.ts';
 import { probe, type MediaInfo } from '../../media/probe.ts';
 import { remux } from '../../media/remux.ts';
@@ -81,10 +82,11 @@ async function checkFetched(ctx: MediaContext, fetched: FetchedDirectFile, head:
     return { ...described, declaredType: remuxed.mime, title: fetched.dispositionName, source: 'direct' };
   }
   // The file is handed back as it came, so ffmpeg must find audio or video in it: a container's
-  // first bytes with nothing playable behind them (a forged or cut-off file) are no download.
+  // first bytes with nothing playable behind them (a forged file) are no download. One whose boxes
+  // say it is cut short or damaged stays processing_failed.
   const [info, sha256] = await Promise.all([
     probeFetched(ctx, fetched, container.demuxer === 'mov' ? head : null).catch((error: unknown) => {
-      if (error instanceof DownloadError && error.code === 'processing_failed') return error;
+      if (error instanceof DownloadError && error.code === 'processing_failed' && !(error instanceof DamagedMedia)) return error;
       throw error;
     }),
     fetched.sha256(),
