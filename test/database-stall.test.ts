@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import pg from 'pg';
 import type { Response } from 'supertest';
 import { parse } from 'yaml';
 import { projectRoot } from '../src/config/paths.ts';
 import { DATABASE_ANSWER_MS } from '../src/db/deadline.ts';
+import { whileLocked } from './support/database.ts';
 import { bodyJson, type Download } from './support/api.ts';
 import { createCollection } from './support/collections.ts';
 import { openEventStream } from './support/event-stream.ts';
@@ -33,19 +33,8 @@ beforeAll(async () => {
   subscriptionId = (subscription.body as { id: string }).id;
 }, 60_000);
 
-/** Runs `during` while the tables are locked against every read, and releases the lock whatever happens. */
-async function whileStalled<T>(during: () => Promise<T>): Promise<T> {
-  const db = new pg.Client({ connectionString: app.config.databaseUrl });
-  await db.connect();
-  try {
-    await db.query('BEGIN');
-    await db.query('LOCK TABLE downloads, collections, subscriptions IN ACCESS EXCLUSIVE MODE');
-    return await during();
-  } finally {
-    await db.query('ROLLBACK').catch(() => {});
-    await db.end();
-  }
-}
+/** Runs `during` while the tables are locked against every read. */
+const whileStalled = <T>(during: () => Promise<T>): Promise<T> => whileLocked(app.config.databaseUrl, ['downloads', 'collections', 'subscriptions'], during);
 
 /** Long enough for the bound on a loaded machine, far shorter than for ever. */
 const ANSWER_MS = DATABASE_ANSWER_MS + 4_000;

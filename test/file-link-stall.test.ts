@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { parse } from 'yaml';
 import { projectRoot } from '../src/config/paths.ts';
 import { DATABASE_ANSWER_MS } from '../src/db/deadline.ts';
+import { whileLocked } from './support/database.ts';
 import { bodyJson, type Download } from './support/api.ts';
 import { useService } from './support/harness.ts';
 import { mediaPath } from './support/media.ts';
@@ -31,19 +31,8 @@ beforeAll(async () => {
   [warm, cold] = await Promise.all([completed('/warm.mp4'), completed('/cold.mp4')]);
 });
 
-/** Runs `during` while the downloads table is locked against every read, and releases the lock whatever happens. */
-async function whileStalled<T>(during: () => Promise<T>): Promise<T> {
-  const db = new pg.Client({ connectionString: app.config.databaseUrl });
-  await db.connect();
-  try {
-    await db.query('BEGIN');
-    await db.query('LOCK TABLE downloads IN ACCESS EXCLUSIVE MODE');
-    return await during();
-  } finally {
-    await db.query('ROLLBACK').catch(() => {});
-    await db.end();
-  }
-}
+/** Runs `during` while the downloads table is locked against every read. */
+const whileStalled = <T>(during: () => Promise<T>): Promise<T> => whileLocked(app.config.databaseUrl, ['downloads'], during);
 
 /** The request's answer and how long it took; a failure that says so when it has not come within `ms`. */
 async function timed<T>(ms: number, what: string, request: () => Promise<T>): Promise<{ res: T; elapsed: number }> {

@@ -36,3 +36,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** Runs `during` while `tables` of `databaseUrl` are locked against every read, and releases the lock whatever happens. */
+export async function whileLocked<T>(databaseUrl: string | undefined, tables: readonly string[], during: () => Promise<T>): Promise<T> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await db.query('BEGIN');
+    await db.query(`LOCK TABLE ${tables.join(', ')} IN ACCESS EXCLUSIVE MODE`);
+    return await during();
+  } finally {
+    await db.query('ROLLBACK').catch(() => {});
+    await db.end();
+  }
+}
