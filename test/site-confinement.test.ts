@@ -119,6 +119,21 @@ describe('how yt-dlp is run', () => {
     expect(await extraction).toMatchObject({ code: 'source_timeout' });
     expect(await processesWith(marker)).toEqual([]);
   });
+
+  test('when yt-dlp exits while a process it left in a session of its own holds its output, then the run is over with what yt-dlp wrote, not when that process lets go', async () => {
+    const marker = `holder-${randomBytes(6).toString('hex')}`;
+    const fake = await fakeYtDlp(`setsid sh -c 'sleep 60; echo ${marker}' &
+printf '{"_type":"video","extractor_key":"Fake","title":"held","url":"http://127.0.0.1/c.mp4","protocol":"http"}'`);
+    try {
+      const extraction = extract(fake, options('http://127.0.0.1/page', { timeoutMs: 60_000 }));
+      await untilRunning(marker);
+      expect(await extraction).toMatchObject({ title: 'held' });
+      // Over while the holder still runs: the run did not wait for it.
+      expect(await processesWith(marker)).not.toEqual([]);
+    } finally {
+      for (const pid of await processesWith(marker)) process.kill(pid, 'SIGKILL');
+    }
+  }, 20_000);
 });
 
 describe("the run's proxy credential", () => {

@@ -49,6 +49,8 @@ const MAX_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
 export const MAX_OUTPUT_BYTES = 20 * 1024 * 1024;
 const VERSION_TIMEOUT_MS = 10_000;
 const STDERR_TAIL = 64 * 1024;
+/** How long yt-dlp's output is read after it exits: what it wrote is in the pipe by then. */
+const OUTPUT_AFTER_EXIT_MS = 1000;
 const REASON_LENGTH = 200;
 
 // ---------------------------------------------------------------------------------------------
@@ -450,13 +452,16 @@ function runIn(home: string, file: string, args: string[], limits: Limits): Prom
       stop(reason: unknown) {
         stoppedBy ??= reason;
         limits.ended?.();
-        if (closed || child.pid === undefined) return;
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          child.kill('SIGKILL'); // the group is gone already; the leader may not be
-        }
+        killGroup();
       },
+    };
+    const killGroup = () => {
+      if (closed || child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL'); // the group is gone already; the leader may not be
+      }
     };
     running.add(entry);
     const onAbort = () => entry.stop(signal!.reason);
@@ -480,8 +485,16 @@ function runIn(home: string, file: string, args: string[], limits: Limits): Prom
     });
 
     // The process is gone once it exits, though 'close' waits for whatever still holds its output
-    // (a process it left behind): what it was given ends with it.
-    child.on('exit', () => limits.ended?.());
+    // (a process it left behind): what it was given ends with it, what it left in its group is
+    // killed, and one that holds its output from a session of its own is not waited for long.
+    child.on('exit', () => {
+      limits.ended?.();
+      killGroup();
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, OUTPUT_AFTER_EXIT_MS).unref();
+    });
     const finish = () => {
       closed = true;
       clearTimeout(timer);
