@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from 'express';
-import { BODY_ENCODINGS, missingContentType, unsupportedBodyEncoding, unsupportedCharset } from './problem.ts';
+import { ambiguousCharset, BODY_ENCODINGS, missingContentType, unsupportedBodyEncoding, unsupportedCharset } from './problem.ts';
 
 // One rule for the body of every operation that takes one (openapi.yaml): JSON, labelled so, in
 // UTF-8 (RFC 8259, 8.1), in a Content-Encoding that every Node the service supports decodes.
@@ -13,9 +13,20 @@ const decoded = new Set(BODY_ENCODINGS);
  */
 const labelled: RequestHandler = (req, _res, next) => {
   const encoding = req.headers['content-encoding']?.toLowerCase();
-  if (req.headers['content-type'] === undefined) next(missingContentType());
-  else next(encoding !== undefined && req.is('application/json') && !decoded.has(encoding) ? unsupportedBodyEncoding() : undefined);
+  const contentType = req.headers['content-type'];
+  if (contentType === undefined) return next(missingContentType());
+  const charsets = charsetsOf(contentType);
+  if (charsets.length > 1 || charsets[0] === '') return next(ambiguousCharset(charsets));
+  next(encoding !== undefined && req.is('application/json') && !decoded.has(encoding) ? unsupportedBodyEncoding() : undefined);
 };
+
+/**
+ * The charset parameters of a Content-Type as written. body-parser takes the first of two, where
+ * another reader may take the last: a parameter given twice is an error (RFC 6838, 4.3).
+ */
+function charsetsOf(contentType: string): string[] {
+  return [...contentType.matchAll(/;\s*charset\s*=\s*("[^"]*"|[^;\s]*)/gi)].map(([, value]) => value!.replace(/^"(.*)"$/, '$1'));
+}
 
 /**
  * body-parser refuses a charset outside UTF-* itself, but decodes UTF-16 or UTF-32: here those are

@@ -75,6 +75,12 @@ export const unsupportedBodyEncoding = () => new HttpProblem(415, `The request b
 
 export const unsupportedCharset = (charset: string) => new HttpProblem(415, `The request body's charset is ${charset}; it must be UTF-8.`);
 
+export const ambiguousCharset = (charsets: readonly string[]) =>
+  new HttpProblem(
+    415,
+    `The request's Content-Type names ${charsets.length > 1 ? `its charset ${charsets.length} times (${charsets.join(', ')})` : 'an empty charset'}; it must name UTF-8 once, or none.`,
+  );
+
 export const missingContentType = () => new HttpProblem(415, 'The request has no Content-Type; its body must be application/json.');
 
 /** JSON that is no object or array, which body-parser refuses as it refuses text that is no JSON. */
