@@ -149,18 +149,19 @@ async function startOn(
     // running downloads checkpoint and requeue, then close the rest.
     const closed = server ? closeServer(server) : Promise.resolve();
     streams.closeAll();
-    await worker?.stop();
-    await boss.stop({ graceful: true, timeout: DRAIN_MS });
-    await queuePool.end();
+    const onDatabase = databaseSteps(log);
+    await onDatabase(() => worker?.stop());
+    await onDatabase(() => boss.stop({ graceful: true, timeout: DRAIN_MS }));
+    await onDatabase(() => queuePool.end());
     await closed;
-    await changes.stop();
+    await onDatabase(() => changes.stop());
     await killAllExtractions();
     await proxy?.close();
     await http.close();
     await sandbox.close();
     storage.close();
-    await prisma.$disconnect();
-    await pool.end();
+    await onDatabase(() => prisma.$disconnect());
+    await onDatabase(() => pool.end());
     await embedded?.stop();
   };
   return {
@@ -176,4 +177,23 @@ function closeServer(server: Server): Promise<void> {
   server.closeIdleConnections();
   const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
   return closed.finally(() => clearTimeout(cut));
+}
+
+/**
+ * How long a stop waits on the database in all: one that stalls would otherwise hold the process
+ * for as long as it does, past a process manager's patience. What was running is taken up by the
+ * next start, as after a crash.
+ */
+const STOP_DATABASE_MS = 6_000;
+
+/** Runs a stop's steps that need the database until STOP_DATABASE_MS have passed, and none after. */
+function databaseSteps(log: Logger): (step: () => Promise<unknown> | undefined) => Promise<void> {
+  const late = Symbol('late');
+  const deadline = new Promise<typeof late>((resolve) => setTimeout(() => resolve(late), STOP_DATABASE_MS).unref());
+  let gaveUp = false;
+  return async (step) => {
+    if (gaveUp || (await Promise.race([step(), deadline])) !== late) return;
+    gaveUp = true;
+    log.warn(`the database did not let the stop end within ${STOP_DATABASE_MS / 1000} s; stopping without it`);
+  };
 }

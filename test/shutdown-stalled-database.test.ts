@@ -10,8 +10,8 @@ import { within } from './support/waiting.ts';
 
 // A SIGTERM that meets a database which stalls (a lock held too long, a network that drops its
 // packets): the service must still be gone within a bound of its own, as a process manager or a
-// container stop gives it a few seconds before SIGKILL. Today it waits for as long as the stall
-// lasts, and exits only once the database answers again.
+// container stop gives it a few seconds before SIGKILL. It waited for as long as the stall
+// lasted, and exited only once the database answered again.
 
 let database: TestDatabase;
 let source: FixtureServer;
