@@ -193,6 +193,23 @@ describe('damaged MP4s', () => {
       /track 1's box swallows the track after it/,
     ],
     [
+      'an MP4 whose index comes after its media is cut inside its mdat',
+      () => {
+        const file = layouts['index at the end'];
+        const mdat = only(boxesIn(file), 'mdat');
+        return file.subarray(0, mdat.start + Math.floor((mdat.end - mdat.start) / 2));
+      },
+      /its mdat box at byte \d+ claims \d+ bytes, \d+ more than the file holds/,
+    ],
+    [
+      'an MP4 has media data and no index at all',
+      () => {
+        const file = layouts['index at the end'];
+        return file.subarray(0, only(boxesIn(file), 'mdat').end);
+      },
+      /it has media data \(mdat\) but no index \(moov\)/,
+    ],
+    [
       'the mdat of an MP4 claims more bytes than the file holds',
       () => {
         const file = layouts['fast-start'];

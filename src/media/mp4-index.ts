@@ -383,8 +383,9 @@ type FragmentSpan = ByteSpan & { moofAt: number };
  * outside its `mdat` boxes or past its end (a transfer cut short), a box runs past the file or the
  * box that holds it, its tables are cut short, or it is too odd to be checked (an index over
  * MAX_INDEX_BYTES, more than MAX_TOP_LEVEL_BOXES boxes or MAX_FRAGMENT_SPANS runs of samples).
- * Null when all it names is there, and when it has no index this can read (no `moov` in the boxes
- * before one that is no box): ffmpeg then has its say.
+ * An MP4 (its `ftyp` first) with an `mdat` and no `moov` this can read (none in the boxes before
+ * one that is no box) is cut before its index or has none. Null when all it names is there, and
+ * when any other file has no `moov`: ffmpeg then has its say.
  */
 export async function mp4IndexFault(file: string): Promise<string | null> {
   const handle = await open(file, 'r');
@@ -425,8 +426,10 @@ export async function mp4IndexFault(file: string): Promise<string | null> {
       }
       at = end;
     }
-    // Without a moov ffmpeg finds no media: its failure says more than the boxes do.
-    return moov && (indexFault(moov, mdats, fileBytes) ?? fragmentsFault(fragments, mdats, fileBytes) ?? overrun);
+    // Without a moov ffmpeg finds no media: its failure says more than the boxes do, unless the file
+    // is an MP4 (its ftyp first) with media data: one cut before its index at the end, or without one.
+    if (!moov) return mdats.length > 0 && (await reader.headerAt(0))?.type === 'ftyp' ? (overrun ?? 'it has media data (mdat) but no index (moov)') : null;
+    return indexFault(moov, mdats, fileBytes) ?? fragmentsFault(fragments, mdats, fileBytes) ?? overrun;
   } finally {
     await handle.close();
   }

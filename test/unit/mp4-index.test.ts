@@ -191,8 +191,10 @@ describe('mp4IndexFault, on a file', () => {
     expect(await faultOf(ftyp, box('free', samples), moov)).toMatch(/outside its media data/);
   });
 
-  test('when there is no moov, or the top level holds no box, then it is left to ffmpeg', async () => {
-    expect(await faultOf(ftyp, box('mdat', samples))).toBeNull();
+  test('when an MP4 has media data and no moov, then that is the fault; with no media data, no ftyp first, or no box at the top level, it is left to ffmpeg', async () => {
+    expect(await faultOf(ftyp, box('mdat', samples))).toBe('it has media data (mdat) but no index (moov)');
+    expect(await faultOf(box('mdat', samples))).toBeNull();
+    expect(await faultOf(ftyp, box('free', samples))).toBeNull();
     expect(await faultOf(ftyp, u32(3), Buffer.from('moov'), Buffer.alloc(100))).toBeNull();
     expect(await faultOf(Buffer.alloc(0))).toBeNull();
   });
@@ -286,14 +288,16 @@ describe('mp4IndexFault, on a file', () => {
     );
   });
 
-  test('when a box at the top level claims more bytes than the file holds, then that is the fault, unless there is no moov (ffmpeg then fails)', async () => {
+  test('when a box at the top level claims more bytes than the file holds, then that is the fault, with a moov or without one', async () => {
     const boxes = fastStart((payload) => box('mdat', payload), 8);
     const claiming = Buffer.from(boxes[2]!);
     claiming.writeUInt32BE(claiming.length + 5000, 0);
     expect(await faultOf(boxes[0]!, boxes[1]!, claiming)).toBe(
       `its mdat box at byte ${boxes[0]!.length + boxes[1]!.length} claims ${claiming.length + 5000} bytes, 5000 more than the file holds`,
     );
-    expect(await faultOf(boxes[0]!, claiming)).toBeNull();
+    expect(await faultOf(boxes[0]!, claiming)).toBe(
+      `its mdat box at byte ${boxes[0]!.length} claims ${claiming.length + 5000} bytes, 5000 more than the file holds`,
+    );
   });
 
   test('when a moov that names samples is followed by too many top-level boxes, then that is the fault', async () => {
