@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -120,6 +121,38 @@ test('when the disk is slower than the idle timeout between writes, then reading
   const into = keeper(60);
   await response.readInto(into.writer, takeAll);
   expect(sha(await into.bytes())).toBe(sha(body));
+});
+
+test('when the event loop is held up for longer than the idle timeout while the source goes on sending, then the body comes whole, not as a stalled source', async () => {
+  // The source in a process of its own, so that it goes on sending while this one is held up.
+  const source = spawn(process.execPath, [
+    '-e',
+    `const net = require('node:net');
+     const server = net.createServer((socket) => {
+       socket.once('data', () => {
+         socket.write('HTTP/1.1 206 Partial Content\\r\\nContent-Length: ${64 * 1024 * 40}\\r\\n\\r\\n');
+         let sent = 0;
+         const timer = setInterval(() => {
+           socket.write(Buffer.alloc(64 * 1024, sent % 251));
+           if (++sent === 40) { clearInterval(timer); socket.end(); }
+         }, 10);
+       });
+     });
+     server.listen(0, '127.0.0.1', () => console.log(server.address().port));`,
+  ]);
+  try {
+    const [port] = (await once(source.stdout, 'data')) as [Buffer];
+    const response = await bulkGet(request(new URL(`http://127.0.0.1:${String(port).trim()}/file.mp4`), { idleTimeoutMs: 100 }));
+    const into = keeper();
+    const reading = response.readInto(into.writer, takeAll);
+    // Held up, as a long collection or a busy turn of the loop would hold it, while bytes arrive.
+    const until = Date.now() + 300;
+    while (Date.now() < until);
+    await reading;
+    expect((await into.bytes()).length).toBe(64 * 1024 * 40);
+  } finally {
+    source.kill();
+  }
 });
 
 test('when the source sends more than its Content-Length, then only the stated bytes are written', async () => {

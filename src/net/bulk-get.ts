@@ -264,7 +264,14 @@ class BulkConnection {
       this.socket.setTimeout(this.request.idleTimeoutMs);
       return;
     }
-    this.fail(timeout('The source stopped responding.'));
+    // An event loop held up for longer than the timeout runs its timers before the reads that
+    // came meanwhile: those are looked at first, so that only a source that sent nothing fails.
+    const bytesRead = this.socket.bytesRead;
+    setImmediate(() => {
+      if (this.settled) return;
+      if (this.paused || this.socket.bytesRead !== bytesRead) this.socket.setTimeout(this.request.idleTimeoutMs);
+      else this.fail(timeout('The source stopped responding.'));
+    });
   }
 
   /**
