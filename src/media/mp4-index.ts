@@ -398,9 +398,11 @@ export async function mp4IndexFault(file: string): Promise<string | null> {
     let defaultSizes = new Map<number, number>();
     let overrun: string | null = null;
     let at = 0;
+    let firstType: string | null = null;
     for (let boxes = 0; ; boxes++) {
       const header = at < fileBytes ? await reader.headerAt(at) : null;
       if (!header) break;
+      firstType ??= header.type;
       if (boxes === MAX_TOP_LEVEL_BOXES) return `it has more than ${MAX_TOP_LEVEL_BOXES} boxes at its top level`;
       const end = header.size === null ? fileBytes : at + header.size;
       // Said only when nothing more telling is found: a cut file's index names what it lacks.
@@ -428,7 +430,7 @@ export async function mp4IndexFault(file: string): Promise<string | null> {
     }
     // Without a moov ffmpeg finds no media: its failure says more than the boxes do, unless the file
     // is an MP4 (its ftyp first) with media data: one cut before its index at the end, or without one.
-    if (!moov) return mdats.length > 0 && (await reader.headerAt(0))?.type === 'ftyp' ? (overrun ?? 'it has media data (mdat) but no index (moov)') : null;
+    if (!moov) return mdats.length > 0 && firstType === 'ftyp' ? (overrun ?? 'it has media data (mdat) but no index (moov)') : null;
     return indexFault(moov, mdats, fileBytes) ?? fragmentsFault(fragments, mdats, fileBytes) ?? overrun;
   } finally {
     await handle.close();
