@@ -38,7 +38,9 @@ export async function localBase(): Promise<{ name: string; made: boolean }> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'vds-image-base-'));
   try {
     const local = await nodeTree(scratch);
-    const args = ['--variant=minbase', '--include=ca-certificates', ...SLIM, '--customize-hook', `sync-in ${local} /usr/local`, 'bookworm', '-'];
+    // /usr merged as in Debian's own images, by mmdebstrap's hook rather than the usrmerge package, which brings perl.
+    const mergedUsr = '--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr';
+    const args = ['--variant=minbase', '--include=ca-certificates', mergedUsr, ...SLIM, '--customize-hook', `sync-in ${local} /usr/local`, 'bookworm', '-'];
     const debootstrap = spawn('mmdebstrap', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     debootstrap.stderr.on('data', (chunk: Buffer) => (log += chunk));

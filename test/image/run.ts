@@ -73,16 +73,14 @@ async function logsOf(container: string): Promise<string> {
   return `--- container output\n${(logs.stdout + logs.stderr).trim().split('\n').slice(-40).join('\n')}\n---`;
 }
 
-async function waitUntilReady(container: string, origin: string): Promise<void> {
+async function waitUntilReady(container: string, origin: string): Promise<{ yt_dlp?: string | null }> {
   const start = Date.now();
   for (;;) {
     const state = await podman(['inspect', '--format', '{{.State.Status}}', container]);
     if (state !== 'running') throw new Failure(`the container is ${state} before /readyz answered\n${await logsOf(container)}`);
-    const status = await fetch(`${origin}/readyz`).then(
-      (response) => response.status,
-      () => 0,
-    );
-    if (status === 200) return;
+    const response = await fetch(`${origin}/readyz`).catch(() => undefined);
+    const status = response?.status ?? 0;
+    if (status === 200) return (await response!.json()) as { yt_dlp?: string | null };
     if (Date.now() - start > READY_TIMEOUT_MS) throw new Failure(`/readyz did not answer 200 within ${READY_TIMEOUT_MS / 1000} s (last: ${status})\n${await logsOf(container)}`);
     await sleep(250);
   }
@@ -120,6 +118,11 @@ async function main(): Promise<void> {
     if (!image.user || image.user === 'root' || image.user === '0') throw new Failure(`the image runs as ${image.user || 'root'}`);
     if (!image.health.join(' ').includes('/readyz')) throw new Failure(`the image's health check is ${JSON.stringify(image.health)}, not one on /readyz`);
 
+    // Files the image leaves out (Containerfile) must be none that ffmpeg or Node loads.
+    const libraries = await podman(['run', '--rm', ...LIMITS, '--entrypoint', 'ldd', IMAGE, '/usr/bin/ffmpeg', '/usr/bin/ffprobe', '/usr/local/bin/node']);
+    const missing = libraries.split('\n').filter((line) => line.includes('not found'));
+    if (missing.length) throw new Failure(`libraries missing from the image:\n${missing.join('\n')}`);
+
     database = await createTestDatabase();
     source = await startFixtureServer();
     const video = await testVideo(scratch);
@@ -134,8 +137,9 @@ async function main(): Promise<void> {
       ...['--env', `DATABASE_URL=${database.url}`, '--env', 'HOST=127.0.0.1', '--env', `PORT=${port}`, '--env', 'ALLOW_PRIVATE_ADDRESSES=true'],
       IMAGE,
     ]);
-    await waitUntilReady(container, origin);
-    console.log(`ready in ${since(start)}`);
+    const ready = await waitUntilReady(container, origin);
+    if (!ready.yt_dlp) throw new Failure(`/readyz reports no yt-dlp: ${JSON.stringify(ready)}`);
+    console.log(`ready in ${since(start)}, with yt-dlp ${ready.yt_dlp}`);
 
     const health = await run('podman', ['healthcheck', 'run', container]);
     if (health.code !== 0) throw new Failure(`the health check failed: ${(health.stdout + health.stderr).trim()}`);
