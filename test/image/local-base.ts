@@ -43,7 +43,7 @@ export async function localBase(): Promise<{ name: string; made: boolean }> {
     const args = ['--variant=minbase', '--include=ca-certificates', mergedUsr, ...SLIM, '--customize-hook', `sync-in ${local} /usr/local`, 'bookworm', '-'];
     const debootstrap = spawn('mmdebstrap', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
-    debootstrap.stderr.on('data', (chunk: Buffer) => (log += chunk));
+    debootstrap.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
     const made = new Promise<number | null>((resolve, reject) => {
       debootstrap.once('error', reject);
       debootstrap.once('close', resolve);

@@ -13,12 +13,12 @@ export function run(command: string, args: readonly string[], options: { input?:
     const child = spawn(command, args, { stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk;
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
       if (options.echo) process.stdout.write(chunk);
     });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk;
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
       if (options.echo) process.stderr.write(chunk);
     });
     if (options.input) options.input.pipe(child.stdin!);

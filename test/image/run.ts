@@ -48,7 +48,24 @@ async function build(base: string): Promise<number> {
   const start = Date.now();
   // Debian's yt-dlp: PyPI cannot be reached from here.
   await podman(
-    ['build', '--format', 'docker', '--network', 'host', ...LIMITS, ...caSecret(), '--build-arg', `BASE=${base}`, '--build-arg', 'YTDLP=debian', '-t', IMAGE, '-f', 'Containerfile', ROOT],
+    [
+      'build',
+      '--format',
+      'docker',
+      '--network',
+      'host',
+      ...LIMITS,
+      ...caSecret(),
+      '--build-arg',
+      `BASE=${base}`,
+      '--build-arg',
+      'YTDLP=debian',
+      '-t',
+      IMAGE,
+      '-f',
+      'Containerfile',
+      ROOT,
+    ],
     { echo: process.env.IMAGE_BUILD_OUTPUT === 'show' },
   );
   return Date.now() - start;
@@ -81,7 +98,8 @@ async function waitUntilReady(container: string, origin: string): Promise<{ yt_d
     const response = await fetch(`${origin}/readyz`).catch(() => undefined);
     const status = response?.status ?? 0;
     if (status === 200) return (await response!.json()) as { yt_dlp?: string | null };
-    if (Date.now() - start > READY_TIMEOUT_MS) throw new Failure(`/readyz did not answer 200 within ${READY_TIMEOUT_MS / 1000} s (last: ${status})\n${await logsOf(container)}`);
+    if (Date.now() - start > READY_TIMEOUT_MS)
+      throw new Failure(`/readyz did not answer 200 within ${READY_TIMEOUT_MS / 1000} s (last: ${status})\n${await logsOf(container)}`);
     await sleep(250);
   }
 }
@@ -92,11 +110,13 @@ async function downloadThrough(origin: string, url: string, container: string): 
   let download = (await created.json()) as Download;
   const start = Date.now();
   while (!['completed', 'failed', 'cancelled', 'expired'].includes(download.status)) {
-    if (Date.now() - start > DOWNLOAD_TIMEOUT_MS) throw new Failure(`the download was still ${download.status} after ${DOWNLOAD_TIMEOUT_MS / 1000} s\n${await logsOf(container)}`);
+    if (Date.now() - start > DOWNLOAD_TIMEOUT_MS)
+      throw new Failure(`the download was still ${download.status} after ${DOWNLOAD_TIMEOUT_MS / 1000} s\n${await logsOf(container)}`);
     await sleep(200);
     download = (await (await fetch(`${origin}/downloads/${download.id}`)).json()) as Download;
   }
-  if (download.status !== 'completed') throw new Failure(`the download ended ${download.status}: ${JSON.stringify(download.error)}\n${await logsOf(container)}`);
+  if (download.status !== 'completed')
+    throw new Failure(`the download ended ${download.status}: ${JSON.stringify(download.error)}\n${await logsOf(container)}`);
   return download;
 }
 
