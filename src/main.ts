@@ -1,5 +1,6 @@
 import { explainStartFailure } from './config/explain.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
+import { embeddedPostgresInstalled } from './db/embedded.ts';
 import { startService, type Service } from './service.ts';
 
 // `npm start`: the API and a worker in one process (ROLE=api or ROLE=worker runs one of them).
@@ -39,7 +40,7 @@ try {
   service = await startService(config);
 } catch (error) {
   // Whoever starts the service needs the reason in words, not a trace of where it surfaced.
-  console.error(`The service did not start: ${explainStartFailure(error, config)}`);
+  console.error(`The service did not start: ${explainStartFailure(error, config, embeddedPostgresInstalled())}`);
   process.exit(1);
 }
 const database = config.databaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL';

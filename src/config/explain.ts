@@ -13,7 +13,8 @@ const DATABASE_MESSAGES = /can't reach database server|authentication failed|den
 
 const withoutUserInfo = (url: string): string => url.replace(/\/\/[^@/]*@/, '//');
 
-export function explainStartFailure(error: unknown, config: Config): string {
+/** `embedded`: whether unsetting DATABASE_URL would run the embedded PostgreSQL here. */
+export function explainStartFailure(error: unknown, config: Config, embedded: boolean): string {
   const failure = error as SystemError;
   // One line: some libraries (Prisma) spread a message over several.
   const reason = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ').trim();
@@ -27,7 +28,7 @@ export function explainStartFailure(error: unknown, config: Config): string {
     return `DATA_DIR (${config.dataDir}) cannot be used: ${clause}; set DATA_DIR to a directory this service may create and write.`;
   }
   if (config.databaseUrl && (DATABASE_FAILURES.includes(failure.code ?? '') || DATABASE_MESSAGES.test(reason))) {
-    return `The database at DATABASE_URL (${withoutUserInfo(config.databaseUrl)}) cannot be used: ${clause}; check DATABASE_URL, or unset it to run the embedded PostgreSQL.`;
+    return `The database at DATABASE_URL (${withoutUserInfo(config.databaseUrl)}) cannot be used: ${clause}; check DATABASE_URL${embedded ? ', or unset it to run the embedded PostgreSQL' : ''}.`;
   }
   return reason;
 }

