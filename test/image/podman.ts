@@ -27,14 +27,19 @@ export function run(command: string, args: readonly string[], options: { input?:
   });
 }
 
+/** podman with this machine's runtime settings, to its end, whatever its exit code. */
+export function podmanRun(args: readonly string[], options: { input?: NodeJS.ReadableStream; echo?: boolean } = {}): Promise<Run> {
+  return run('podman', [...RUNTIME, ...args], options);
+}
+
 /** podman with this machine's runtime settings; fails with its output unless it exits 0. */
 export async function podman(args: readonly string[], options: { input?: NodeJS.ReadableStream; echo?: boolean } = {}): Promise<string> {
-  const done = await run('podman', [...RUNTIME, ...args], options);
+  const done = await podmanRun(args, options);
   if (done.code !== 0) throw new Error(`podman ${args.join(' ')} exited ${done.code}:\n${(done.stderr || done.stdout).trim()}`);
   return done.stdout.trim();
 }
 
 /** Whether podman has an image of that name. */
 export async function imageExists(name: string): Promise<boolean> {
-  return (await run('podman', [...RUNTIME, 'image', 'exists', name])).code === 0;
+  return (await podmanRun(['image', 'exists', name])).code === 0;
 }

@@ -16,7 +16,7 @@ import { sha256File } from '../support/media.ts';
 import { unusedPort } from '../support/ports.ts';
 import { ADMIN_DATABASE_URL_ENV } from '../support/published-env.ts';
 import { localBase } from './local-base.ts';
-import { LIMITS, podman, run } from './podman.ts';
+import { LIMITS, podman, podmanRun, run } from './podman.ts';
 
 const IMAGE = 'localhost/video-download-service:test';
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -86,7 +86,7 @@ async function testVideo(dir: string): Promise<string> {
 }
 
 async function logsOf(container: string): Promise<string> {
-  const logs = await run('podman', ['logs', container]);
+  const logs = await podmanRun(['logs', container]);
   return `--- container output\n${(logs.stdout + logs.stderr).trim().split('\n').slice(-40).join('\n')}\n---`;
 }
 
@@ -144,13 +144,13 @@ async function main(): Promise<void> {
     if (missing.length) throw new Failure(`libraries missing from the image:\n${missing.join('\n')}`);
 
     // The image has no embedded PostgreSQL: without DATABASE_URL it must say so and stop.
-    const alone = await run('podman', ['run', '--rm', ...LIMITS, '--health-interval', 'disable', '--network', 'none', IMAGE]);
+    const alone = await podmanRun(['run', '--rm', ...LIMITS, '--health-interval', 'disable', '--network', 'none', IMAGE]);
     if (alone.code !== 1 || !alone.stderr.includes('set DATABASE_URL')) {
       throw new Failure(`without DATABASE_URL the container exited ${alone.code}, not 1 saying to set it:\n${(alone.stdout + alone.stderr).trim()}`);
     }
 
     // Nor should it advise unsetting DATABASE_URL when a database cannot be used.
-    const refused = await run('podman', [
+    const refused = await podmanRun([
       'run',
       '--rm',
       ...LIMITS,
@@ -186,7 +186,7 @@ async function main(): Promise<void> {
     if (!ready.yt_dlp) throw new Failure(`/readyz reports no yt-dlp: ${JSON.stringify(ready)}`);
     console.log(`ready in ${since(start)}, with yt-dlp ${ready.yt_dlp}`);
 
-    const health = await run('podman', ['healthcheck', 'run', container]);
+    const health = await podmanRun(['healthcheck', 'run', container]);
     if (health.code !== 0) throw new Failure(`the health check failed: ${(health.stdout + health.stderr).trim()}`);
     const users = await podman(['top', container, 'user', 'args']);
     const service = users.split('\n').find((line) => line.includes('dist/src/main.js'));
@@ -211,7 +211,7 @@ async function main(): Promise<void> {
     console.log(`stopped on SIGTERM in ${since(start)}, exit code 0`);
     console.log(`\nbuild ${(buildMs / 1000).toFixed(1)} s, image ${megabytes(image.size)} (base ${megabytes((await imageFacts(base.name)).size)})`);
   } finally {
-    await run('podman', ['rm', '--force', '--volumes', container]);
+    await podmanRun(['rm', '--force', '--volumes', container]);
     await source?.close();
     await database?.drop();
     await rm(scratch, { recursive: true, force: true });
