@@ -122,7 +122,11 @@ describe('how yt-dlp is run', () => {
 
   test('when yt-dlp exits while a process it left in a session of its own holds its output, then the run is over with what yt-dlp wrote, not when that process lets go', async () => {
     const marker = `holder-${randomBytes(6).toString('hex')}`;
-    const fake = await fakeYtDlp(`setsid sh -c 'sleep 60; echo ${marker}' &
+    const ready = path.join(dir, `${marker}.ready`);
+    // yt-dlp exits only once the holder is in its own session: before that, the kill of yt-dlp's
+    // group at its exit would take the holder too (as it did on a loaded machine).
+    const fake = await fakeYtDlp(`setsid sh -c 'touch ${ready}; sleep 60; echo ${marker}' &
+while [ ! -e '${ready}' ]; do sleep 0.01; done
 printf '{"_type":"video","extractor_key":"Fake","title":"held","url":"http://127.0.0.1/c.mp4","protocol":"http"}'`);
     try {
       const extraction = extract(fake, options('http://127.0.0.1/page', { timeoutMs: 60_000 }));
