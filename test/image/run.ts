@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createHttp, pollStatus, type Download } from '../support/api.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { runFfmpeg } from '../support/ffmpeg.ts';
 import { startFixtureServer, type FixtureServer } from '../support/fixture-server.ts';
@@ -25,8 +26,6 @@ const DOWNLOAD_TIMEOUT_MS = 60_000;
 // Below podman's stop timeout, so that a service that ignored SIGTERM is killed and shows as such.
 const STOP_TIMEOUT_SECONDS = 30;
 const NEEDED = { podman: 'podman', runc: 'runc', mmdebstrap: 'mmdebstrap' };
-
-type Download = { id: string; status: string; download_url?: string | null; file?: { sha256: string } | null; error?: unknown };
 
 class Failure extends Error {}
 const since = (start: number) => `${((Date.now() - start) / 1000).toFixed(1)} s`;
@@ -104,20 +103,16 @@ async function waitUntilReady(container: string, origin: string): Promise<{ yt_d
   }
 }
 
+/** One download through the API of the container, polled with the suite's client until it completes. */
 async function downloadThrough(origin: string, url: string, container: string): Promise<Download> {
-  const created = await fetch(`${origin}/downloads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
-  if (created.status !== 202) throw new Failure(`POST /downloads answered ${created.status}: ${await created.text()}`);
-  let download = (await created.json()) as Download;
-  const start = Date.now();
-  while (!['completed', 'failed', 'cancelled', 'expired'].includes(download.status)) {
-    if (Date.now() - start > DOWNLOAD_TIMEOUT_MS)
-      throw new Failure(`the download was still ${download.status} after ${DOWNLOAD_TIMEOUT_MS / 1000} s\n${await logsOf(container)}`);
-    await sleep(200);
-    download = (await (await fetch(`${origin}/downloads/${download.id}`)).json()) as Download;
+  const http = createHttp(origin);
+  const created = await http.createDownload({ url });
+  if (created.status !== 202) throw new Failure(`POST /downloads answered ${created.status}: ${JSON.stringify(created.body)}`);
+  try {
+    return await pollStatus(http, (created.body as Download).id, ['completed'], DOWNLOAD_TIMEOUT_MS);
+  } catch (error) {
+    throw new Failure(`${(error as Error).message}\n${await logsOf(container)}`);
   }
-  if (download.status !== 'completed')
-    throw new Failure(`the download ended ${download.status}: ${JSON.stringify(download.error)}\n${await logsOf(container)}`);
-  return download;
 }
 
 async function main(): Promise<void> {
@@ -130,7 +125,8 @@ async function main(): Promise<void> {
   try {
     let start = Date.now();
     const base = await localBase();
-    console.log(`base ${base.name}: ${base.made ? `made in ${since(start)}` : 'reused'} (${megabytes((await imageFacts(base.name)).size)})`);
+    const baseSize = (await imageFacts(base.name)).size;
+    console.log(`base ${base.name}: ${base.made ? `made in ${since(start)}` : 'reused'} (${megabytes(baseSize)})`);
 
     const buildMs = await build(base.name);
     const image = await imageFacts(IMAGE);
@@ -209,7 +205,7 @@ async function main(): Promise<void> {
     if (exit !== '0') throw new Failure(`the container exited ${exit} on SIGTERM\n${logs}`);
     if (!logs.includes('SIGTERM: shutting down')) throw new Failure(`the service did not say it stopped on SIGTERM\n${logs}`);
     console.log(`stopped on SIGTERM in ${since(start)}, exit code 0`);
-    console.log(`\nbuild ${(buildMs / 1000).toFixed(1)} s, image ${megabytes(image.size)} (base ${megabytes((await imageFacts(base.name)).size)})`);
+    console.log(`\nbuild ${(buildMs / 1000).toFixed(1)} s, image ${megabytes(image.size)} (base ${megabytes(baseSize)})`);
   } finally {
     await podmanRun(['rm', '--force', '--volumes', container]);
     await source?.close();
